@@ -1,0 +1,95 @@
+"""evalspec: the contract for LLM evaluation tasks.
+
+``import evalspec`` is cheap: names are imported on first use, and no plugin
+is loaded until a registry is needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Category": "evalspec.model",
+    "ErrorRecord": "evalspec.model",
+    "FewShotExample": "evalspec.model",
+    "Metric": "evalspec.model",
+    "PostProcessRule": "evalspec.model",
+    "TaskSpec": "evalspec.model",
+    "hookimpl": "evalspec.hookspecs",
+    "hookspec": "evalspec.hookspecs",
+    "Registry": "evalspec.registry",
+    "build_registry": "evalspec.registry",
+    "default_registry": "evalspec.registry",
+    "LineResult": "evalspec.validate",
+    "ValidationResult": "evalspec.validate",
+    "iter_validate": "evalspec.validate",
+    "validate_file": "evalspec.validate",
+    "validate_task": "evalspec.validate",
+    "render": "evalspec.render",
+    "post_process": "evalspec.postprocess",
+    "Fixtures": "evalspec.fixtures",
+    "load_fixtures": "evalspec.fixtures",
+    "RULES": "evalspec.rules",
+    "EvalspecError": "evalspec.errors",
+    "PluginError": "evalspec.errors",
+    "RegistryError": "evalspec.errors",
+    "DuplicateNameError": "evalspec.errors",
+    "UndeclaredNameError": "evalspec.errors",
+    "UnimplementedNameError": "evalspec.errors",
+    "UnknownNameError": "evalspec.errors",
+    "MigrationError": "evalspec.errors",
+    "SpecVersionError": "evalspec.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalspec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+if TYPE_CHECKING:
+    from evalspec.errors import (
+        DuplicateNameError,
+        EvalspecError,
+        MigrationError,
+        PluginError,
+        RegistryError,
+        SpecVersionError,
+        UndeclaredNameError,
+        UnimplementedNameError,
+        UnknownNameError,
+    )
+    from evalspec.fixtures import Fixtures, load_fixtures
+    from evalspec.hookspecs import hookimpl, hookspec
+    from evalspec.model import (
+        Category,
+        ErrorRecord,
+        FewShotExample,
+        Metric,
+        PostProcessRule,
+        TaskSpec,
+    )
+    from evalspec.postprocess import post_process
+    from evalspec.registry import Registry, build_registry, default_registry
+    from evalspec.render import render
+    from evalspec.rules import RULES
+    from evalspec.validate import (
+        LineResult,
+        ValidationResult,
+        iter_validate,
+        validate_file,
+        validate_task,
+    )

@@ -1,0 +1,54 @@
+"""The ``evalspec`` command line: one subcommand per module in ``evalspec.commands``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from evalspec import __version__
+from evalspec.errors import EvalspecError
+
+COMMANDS = ("validate", "render")
+"""Subcommand modules of :mod:`evalspec.commands`; each has ``add_parser`` and ``run``."""
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalspec", description="Validate, render and score LLM evaluation tasks."
+    )
+    parser.add_argument("--version", action="version", version=f"evalspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = importlib.import_module(f"evalspec.commands.{name}")
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 clean, 1 problems found, 2 usage or I/O error)."""
+    for stream in (sys.stdout, sys.stderr):
+        # A lone surrogate in a task must print as an escape, not crash the run.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except EvalspecError as exc:
+        print(f"evalspec: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("evalspec: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    return code
+
+
+def run() -> None:
+    sys.exit(main())

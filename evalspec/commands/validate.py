@@ -1,0 +1,66 @@
+"""``evalspec validate PATH... [--format text|json] [--spec-version N]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from evalspec.model import ErrorRecord
+from evalspec.registry import default_registry
+from evalspec.validate import ValidationResult, iter_validate
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "validate",
+        help="check task files against the spec",
+        description="Validate task files line by line. Exit 0 when every line is valid, "
+        "1 when any line is not, 2 on usage or I/O errors.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="tasks.jsonl files")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--spec-version", type=int, default=None, metavar="N",
+                   help="validate against spec version N (default: the newest)")
+    p.set_defaults(run=run)
+
+
+def format_error(path: str, e: ErrorRecord) -> str:
+    """``file:line: rule field — message`` (one line, for people)."""
+    field = f" {e.field}" if e.field else ""
+    return f"{path}:{e.line}: {e.rule}{field} — {e.message}"
+
+
+def run(args: argparse.Namespace) -> int:
+    registry = default_registry(args.spec_version)
+    reports: list[dict[str, Any]] = []
+    io_failed = problems = False
+    for path in args.paths:
+        result = ValidationResult(path=path)
+        try:
+            for verdict in iter_validate(path, registry=registry):
+                result.total += 1
+                if verdict.errors:
+                    result.invalid += 1
+                    if args.format == "text":
+                        for e in verdict.errors:
+                            print(format_error(path, e))
+                    else:
+                        result.errors.extend(verdict.errors)
+        except OSError as exc:
+            io_failed = True
+            reason = exc.strerror or str(exc)
+            print(f"evalspec: error: cannot read {path}: {reason}", file=sys.stderr)
+            reports.append({"path": path, "error": f"cannot read: {reason}"})
+            continue
+        problems = problems or result.invalid > 0
+        if args.format == "text":
+            print(f"{path}: {result.total} tasks, {result.valid} valid, {result.invalid} invalid")
+        reports.append(result.to_dict())
+    if args.format == "json":
+        json.dump({"files": reports}, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    if io_failed:
+        return 2
+    return 1 if problems else 0

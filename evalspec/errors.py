@@ -1,0 +1,97 @@
+"""Exception classes raised by evalspec.
+
+Problems found *in task files* are never exceptions: they are
+:class:`evalspec.ErrorRecord` values returned by the validator. The classes
+here are for problems in the spec itself, in plugins, or in how the API is
+called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class EvalspecError(Exception):
+    """Base class of every exception evalspec raises on purpose."""
+
+
+class PluginError(EvalspecError):
+    """A plugin failed while being loaded or while a hook of it ran."""
+
+    def __init__(self, plugin: str, hook: str, detail: str) -> None:
+        self.plugin = plugin
+        self.hook = hook
+        super().__init__(f"plugin {plugin!r} failed in {hook}: {detail}")
+
+
+class RegistryError(EvalspecError):
+    """The registries built from the installed plugins are inconsistent."""
+
+
+class DuplicateNameError(RegistryError):
+    """Two plugins (or one plugin twice) contributed the same name."""
+
+    def __init__(self, kind: str, name: str, owners: Sequence[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.owners = tuple(owners)
+        first, second = self.owners[0], self.owners[-1]
+        super().__init__(
+            f"{kind} {name!r} is contributed twice: by plugin {first!r} and by plugin {second!r}"
+        )
+
+
+class UndeclaredNameError(RegistryError):
+    """A plugin implements a name that no spec version declares."""
+
+    def __init__(self, kind: str, name: str, owner: str) -> None:
+        self.kind = kind
+        self.name = name
+        self.owner = owner
+        super().__init__(
+            f"{kind} {name!r} is implemented by plugin {owner!r} but no spec version declares "
+            "it; add it to the version table with a new migration"
+        )
+
+
+class UnimplementedNameError(RegistryError):
+    """The version table declares a name that no plugin implements."""
+
+    def __init__(self, kind: str, name: str, version: int) -> None:
+        self.kind = kind
+        self.name = name
+        self.version = version
+        super().__init__(
+            f"{kind} {name!r} is declared by spec version {version} but no installed plugin "
+            "implements it"
+        )
+
+
+class RegistryProblems(RegistryError):
+    """Several registry problems at once, so a plugin author sees them all."""
+
+    def __init__(self, problems: Sequence[RegistryError]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(str(p) for p in self.problems))
+
+
+class UnknownNameError(EvalspecError, KeyError):
+    """A lookup by name in a registry found nothing."""
+
+    def __init__(self, kind: str, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.kind = kind
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = f"; did you mean {self.suggestions[0]!r}?" if self.suggestions else ""
+        super().__init__(f"unknown {kind} {name!r}{hint}")
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+class SpecVersionError(EvalspecError):
+    """A spec version was asked for that the version table does not hold."""
+
+
+class MigrationError(EvalspecError):
+    """A migration, or the chain of migrations, is malformed."""

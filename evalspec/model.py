@@ -1,0 +1,152 @@
+"""The value classes of evalspec: registry entries, tasks and error records.
+
+All are frozen, slotted attrs classes, so a value handed to the runner cannot
+change mid-pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+
+def _is_name(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+        msg = f"{attribute.name} must be a non-empty string without whitespace, got {value!r}"
+        raise ValueError(msg)
+
+
+@attrs.frozen
+class Category:
+    """A task category a plugin implements (its legal pairs live in the version table)."""
+
+    name: str = attrs.field(validator=_is_name)
+    description: str = ""
+
+
+@attrs.frozen
+class Metric:
+    """A metric a plugin implements.
+
+    ``scorer`` maps ``(prediction, targets)`` to a float in [0, 1]; a metric may
+    be registered without one, in which case it can be named in tasks but not
+    used to score them.
+    """
+
+    name: str = attrs.field(validator=_is_name)
+    description: str = ""
+    scorer: Callable[[str, Sequence[str]], float] | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class PostProcessRule:
+    """A post-process rule: a deterministic, total ``str -> str`` function."""
+
+    name: str = attrs.field(validator=_is_name)
+    function: Callable[[str], str] = attrs.field(eq=False, validator=attrs.validators.is_callable())
+    description: str = ""
+
+    def __call__(self, text: str) -> str:
+        return self.function(text)
+
+
+@attrs.frozen
+class FewShotExample:
+    """One ``{prompt, completion}`` pair rendered before the task prompt."""
+
+    prompt: str = attrs.field(validator=attrs.validators.instance_of(str))
+    completion: str = attrs.field(validator=attrs.validators.instance_of(str))
+
+    def to_dict(self) -> dict[str, str]:
+        return {"prompt": self.prompt, "completion": self.completion}
+
+
+def _to_examples(value: Sequence[FewShotExample | Mapping[str, str]]) -> tuple[FewShotExample, ...]:
+    return tuple(
+        ex if isinstance(ex, FewShotExample) else FewShotExample(ex["prompt"], ex["completion"])
+        for ex in value
+    )
+
+
+def _str_tuple(value: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        msg = "targets must be a sequence of strings, not one string"
+        raise TypeError(msg)
+    return tuple(value)
+
+
+_str = attrs.validators.instance_of(str)
+
+
+@attrs.frozen
+class TaskSpec:
+    """One validated task: a line of ``tasks.jsonl`` that the validator admitted.
+
+    Constructing one directly checks field types only; whether the category,
+    metric and rule are legal is the validator's business, since that depends
+    on the spec version.
+    """
+
+    task_id: str = attrs.field(validator=_str)
+    category: str = attrs.field(validator=_str)
+    prompt: str = attrs.field(validator=_str)
+    targets: tuple[str, ...] = attrs.field(
+        converter=_str_tuple,
+        validator=attrs.validators.deep_iterable(_str),
+    )
+    metric_name: str = attrs.field(validator=_str)
+    post_process: str = attrs.field(validator=_str)
+    few_shot_examples: tuple[FewShotExample, ...] = attrs.field(
+        default=(), converter=_to_examples
+    )
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> TaskSpec:
+        """Build from a decoded JSON object with the spec's field names."""
+        return cls(
+            task_id=record["task_id"],
+            category=record["category"],
+            prompt=record["prompt"],
+            targets=record["targets"],
+            metric_name=record["metric_name"],
+            post_process=record["post_process"],
+            few_shot_examples=record.get("few_shot_examples", ()),
+            metadata=dict(record.get("metadata", {})),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The task as a JSON-ready object, fields in spec order."""
+        return {
+            "task_id": self.task_id,
+            "category": self.category,
+            "prompt": self.prompt,
+            "targets": list(self.targets),
+            "metric_name": self.metric_name,
+            "post_process": self.post_process,
+            "few_shot_examples": [ex.to_dict() for ex in self.few_shot_examples],
+            "metadata": dict(self.metadata),
+        }
+
+
+@attrs.frozen
+class ErrorRecord:
+    """Why one line of a task file was rejected.
+
+    ``line`` is the 1-based physical line, ``rule`` one code of
+    :data:`evalspec.rules.RULES`, ``field`` the offending field or path (or
+    ``None``), ``task_id`` the line's task id when it could be read, and
+    ``text`` the offending line (shortened when it is very long).
+    """
+
+    line: int
+    rule: str
+    field: str | None
+    message: str
+    task_id: str | None = None
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)

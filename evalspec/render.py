@@ -1,0 +1,23 @@
+"""Few-shot rendering: the one code path that turns a task into a model prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalspec.model import TaskSpec
+
+SEPARATOR = "\n\n"
+"""Blank line between examples and before the task prompt."""
+
+
+def render(task: TaskSpec | Mapping[str, Any]) -> str:
+    """The prompt a model receives: each example as ``prompt + " " + completion``,
+    then the task prompt, joined with blank lines."""
+    if isinstance(task, TaskSpec):
+        parts = [ex.prompt + " " + ex.completion for ex in task.few_shot_examples]
+        parts.append(task.prompt)
+    else:
+        parts = [ex["prompt"] + " " + ex["completion"] for ex in task.get("few_shot_examples", [])]
+        parts.append(task["prompt"])
+    return SEPARATOR.join(parts)

@@ -1,0 +1,116 @@
+"""Migrations: the immutable, declarative steps of the spec's version table.
+
+A migration is one spec version. Like an Alembic revision or a Django
+migration it names its parent and lists operations; unlike them it never
+touches a database, it only says which names exist and which pairs are legal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from importlib.abc import Traversable
+from typing import Any
+
+import attrs
+
+from evalspec.model import _is_name
+
+
+def _names(value: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@attrs.frozen
+class AddMetric:
+    """Declare a metric name."""
+
+    name: str = attrs.field(validator=_is_name)
+    description: str = ""
+
+
+@attrs.frozen
+class AddPostProcess:
+    """Declare a post-process rule name."""
+
+    name: str = attrs.field(validator=_is_name)
+    description: str = ""
+
+
+@attrs.frozen
+class AddCategory:
+    """Declare a category with its legal metrics, legal rules and fixture files.
+
+    ``fixtures`` are paths relative to the migration's ``fixture_dir``; the
+    category's fixture tasks are the lines of those files whose ``category``
+    is this one. ``single_target_from``, when not empty, requires every task
+    of the category to have exactly one target, drawn from these strings
+    (rule ``mcq_target``).
+    """
+
+    name: str = attrs.field(validator=_is_name)
+    metrics: tuple[str, ...] = attrs.field(converter=_names)
+    post_processes: tuple[str, ...] = attrs.field(converter=_names)
+    fixtures: tuple[str, ...] = attrs.field(converter=_names)
+    description: str = ""
+    single_target_from: tuple[str, ...] = attrs.field(default=(), converter=_names)
+
+
+@attrs.frozen
+class Deprecate:
+    """Mark a category, metric or rule as deprecated; names are never deleted."""
+
+    kind: str = attrs.field(validator=attrs.validators.in_(("category", "metric", "post_process")))
+    name: str = attrs.field(validator=_is_name)
+    reason: str = ""
+
+
+Operation = AddMetric | AddPostProcess | AddCategory | Deprecate
+
+
+@attrs.frozen
+class Migration:
+    """One spec version: its number, its parent, a message and its operations.
+
+    ``fixture_dir`` is where the fixture paths of its ``AddCategory``
+    operations are resolved (a directory or an ``importlib.resources``
+    traversable); ``origin`` says where the migration came from, for messages.
+    """
+
+    version: int = attrs.field(validator=attrs.validators.instance_of(int))
+    parent: int | None
+    message: str
+    operations: tuple[Operation, ...] = attrs.field(converter=tuple)
+    fixture_dir: Traversable | None = attrs.field(default=None, eq=False, repr=False)
+    origin: str = attrs.field(default="", eq=False)
+
+    def fixture_files(self) -> Iterator[tuple[str, bytes]]:
+        """Each fixture path the migration names, once, with its bytes."""
+        seen: set[str] = set()
+        for op in self.operations:
+            if isinstance(op, AddCategory):
+                for rel in op.fixtures:
+                    if rel in seen:
+                        continue
+                    seen.add(rel)
+                    yield rel, self.read_fixture(rel)
+
+    def read_fixture(self, rel: str) -> bytes:
+        """The bytes of one fixture file; ``FileNotFoundError`` when absent."""
+        if self.fixture_dir is None:
+            msg = f"migration {self.version} has no fixture directory to find {rel!r} in"
+            raise FileNotFoundError(msg)
+        node = self.fixture_dir
+        for part in rel.split("/"):
+            node = node.joinpath(part)
+        return node.read_bytes()
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description (used by ``spec list``/``show`` and checksums)."""
+        return {
+            "version": self.version,
+            "parent": self.parent,
+            "message": self.message,
+            "operations": [{"op": type(op).__name__, **attrs.asdict(op)} for op in self.operations],
+        }

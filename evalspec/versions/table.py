@@ -1,0 +1,214 @@
+"""The version table: order the migrations into a chain and replay it.
+
+Replaying migrations 1..N gives :class:`SpecVersion` N, the vocabulary and
+pair table that the validator checks tasks against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+import attrs
+
+from evalspec.errors import MigrationError, SpecVersionError
+from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
+
+
+@attrs.frozen
+class CategoryPairs:
+    """A category in force at some version, with what it allows."""
+
+    name: str
+    metrics: tuple[str, ...]
+    post_processes: tuple[str, ...]
+    fixtures: tuple[str, ...]
+    added_in: int
+    single_target_from: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class SpecVersion:
+    """The vocabulary and pair table in force at one spec version."""
+
+    version: int
+    categories: Mapping[str, CategoryPairs]
+    metrics: Mapping[str, int]
+    post_processes: Mapping[str, int]
+    deprecated: frozenset[tuple[str, str]]
+    later: Mapping[tuple[str, str], int]
+    """``(kind, name) -> version`` for names a *later* version adds."""
+
+    def added_in_later(self, kind: str, name: str) -> int | None:
+        return self.later.get((kind, name))
+
+
+def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
+    """Check that the migrations form one linear chain 1..N and return it in order.
+
+    Every problem is reported at once, each naming the versions involved:
+    duplicate versions, a parent that does not exist, two heads (two
+    migrations with the same parent), a cycle, a base that is not version 1,
+    and a gap in the numbering.
+    """
+    migs = list(migrations)
+    problems: list[str] = []
+    by_version: dict[int, Migration] = {}
+    for m in migs:
+        if m.version in by_version:
+            other = by_version[m.version]
+            problems.append(
+                f"duplicate version {m.version}: from {other.origin or '?'} and {m.origin or '?'}"
+            )
+        else:
+            by_version[m.version] = m
+    children: dict[int | None, list[int]] = {}
+    for m in by_version.values():
+        if m.parent is not None and m.parent not in by_version:
+            problems.append(f"version {m.version} names parent {m.parent}, which does not exist")
+        children.setdefault(m.parent, []).append(m.version)
+    for parent, kids in sorted(children.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
+        if len(kids) > 1:
+            where = "no parent (several bases)" if parent is None else f"parent {parent}"
+            problems.append(
+                f"two heads: versions {', '.join(map(str, sorted(kids)))} all have {where}"
+            )
+    # A cycle: walking parents from some version comes back to it.
+    for start in sorted(by_version):
+        seen = [start]
+        cur = by_version[start].parent
+        while cur is not None and cur in by_version:
+            if cur in seen:
+                cycle = seen[seen.index(cur) :] + [cur]
+                problems.append(f"cycle: {' -> '.join(map(str, cycle))}")
+                break
+            seen.append(cur)
+            cur = by_version[cur].parent
+        else:
+            continue
+        break
+    for m in by_version.values():
+        if m.parent is None and m.version != 1:
+            problems.append(f"version {m.version} has no parent but only version 1 may be the base")
+        if m.parent is not None and m.version != m.parent + 1:
+            problems.append(
+                f"version {m.version} follows parent {m.parent}: versions must go up by one"
+            )
+    if by_version:
+        expected = set(range(1, max(by_version) + 1))
+        missing = sorted(expected - set(by_version))
+        if missing:
+            problems.append(f"gap: version(s) {', '.join(map(str, missing))} missing")
+    if problems:
+        raise MigrationError("; ".join(problems))
+    return tuple(by_version[v] for v in sorted(by_version))
+
+
+def replay(chain: tuple[Migration, ...], version: int | None = None) -> SpecVersion:
+    """Apply migrations 1..``version`` (default: the head) and return the result.
+
+    Raises :class:`MigrationError` when an operation is inconsistent: a name
+    added twice, a category bound to an undeclared metric or rule, or a
+    category added without a metric, a rule and a fixture.
+    """
+    if not chain:
+        raise SpecVersionError("the version table is empty: no plugin contributes a migration")
+    check_bindings(chain)
+    head = chain[-1].version
+    target = head if version is None else version
+    if not 1 <= target <= head:
+        msg = f"unknown spec version {target}: the version table holds 1..{head}"
+        raise SpecVersionError(msg)
+    categories: dict[str, CategoryPairs] = {}
+    metrics: dict[str, int] = {}
+    rules: dict[str, int] = {}
+    deprecated: set[tuple[str, str]] = set()
+    later: dict[tuple[str, str], int] = {}
+    for mig in chain:
+        in_force = mig.version <= target
+        for op in mig.operations:
+            where = f"migration {mig.version}"
+            if isinstance(op, AddMetric):
+                _add_name(metrics, later, "metric", op.name, mig.version, in_force, where)
+            elif isinstance(op, AddPostProcess):
+                _add_name(rules, later, "post_process", op.name, mig.version, in_force, where)
+            elif isinstance(op, AddCategory):
+                _check_category(op, where)
+                if op.name in categories or ("category", op.name) in later:
+                    raise MigrationError(f"{where}: category {op.name!r} is added twice")
+                if in_force:
+                    categories[op.name] = CategoryPairs(
+                        op.name,
+                        op.metrics,
+                        op.post_processes,
+                        op.fixtures,
+                        mig.version,
+                        op.single_target_from,
+                    )
+                else:
+                    later[("category", op.name)] = mig.version
+            elif isinstance(op, Deprecate) and in_force:
+                deprecated.add((op.kind, op.name))
+    return SpecVersion(
+        version=target,
+        categories=MappingProxyType(categories),
+        metrics=MappingProxyType(metrics),
+        post_processes=MappingProxyType(rules),
+        deprecated=frozenset(deprecated),
+        later=MappingProxyType(later),
+    )
+
+
+def _add_name(
+    table: dict[str, int],
+    later: dict[tuple[str, str], int],
+    kind: str,
+    name: str,
+    version: int,
+    in_force: bool,
+    where: str,
+) -> None:
+    if name in table or (kind, name) in later:
+        raise MigrationError(f"{where}: {kind} {name!r} is added twice")
+    if in_force:
+        table[name] = version
+    else:
+        later[(kind, name)] = version
+
+
+def _check_category(op: AddCategory, where: str) -> None:
+    missing = []
+    if not op.metrics:
+        missing.append("at least one metric")
+    if not op.post_processes:
+        missing.append("at least one post-process rule")
+    if not op.fixtures:
+        missing.append("at least one fixture")
+    if missing:
+        raise MigrationError(f"{where}: category {op.name!r} is added without {', '.join(missing)}")
+
+
+def check_bindings(chain: tuple[Migration, ...]) -> None:
+    """Each category binds only metrics and rules declared in its migration or earlier."""
+    metrics: set[str] = set()
+    rules: set[str] = set()
+    for mig in chain:
+        for op in mig.operations:
+            if isinstance(op, AddMetric):
+                metrics.add(op.name)
+            elif isinstance(op, AddPostProcess):
+                rules.add(op.name)
+        for op in mig.operations:
+            if isinstance(op, AddCategory):
+                for m in op.metrics:
+                    if m not in metrics:
+                        raise MigrationError(
+                            f"migration {mig.version}: category {op.name!r} binds metric {m!r}, "
+                            "which this migration or an earlier one does not declare"
+                        )
+                for r in op.post_processes:
+                    if r not in rules:
+                        raise MigrationError(
+                            f"migration {mig.version}: category {op.name!r} binds post-process "
+                            f"rule {r!r}, which this migration or an earlier one does not declare"
+                        )

@@ -1,0 +1,90 @@
+"""The six post-process rules of spec v1.
+
+Each is deterministic, stateless, total over every ``str`` (lone surrogates
+included) and linear in its input: plain string methods and forward
+``str.find`` scans, no backtracking regex.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evalspec import PostProcessRule, hookimpl
+
+FENCE = "```"
+LETTERS = frozenset("ABCDE")
+
+
+def none(text: str) -> str:
+    """The text unchanged."""
+    return text
+
+
+def strip_whitespace(text: str) -> str:
+    """Leading and trailing whitespace (``str.isspace``) removed."""
+    return text.strip()
+
+
+def lower(text: str) -> str:
+    """``str.lower`` (not ``casefold``: ``'ß'`` stays ``'ß'``)."""
+    return text.lower()
+
+
+def extract_letter(text: str) -> str:
+    """The first character of the text in ``[A-E]`` (upper case only), or ``""``.
+
+    Literal by design: ``"Answer: C"`` gives ``"A"`` (the A of "Answer"). A
+    smarter letter rule is a new rule in a new spec version.
+    """
+    for ch in text:
+        if ch in LETTERS:
+            return ch
+    return ""
+
+
+def extract_code_block(text: str) -> str:
+    """The body of the first triple-backtick fenced block.
+
+    The opening fence line (with its optional language tag) is excluded; the
+    body runs to the next triple backtick, and one newline (``\\n`` or
+    ``\\r\\n``) right before the closing fence is dropped. An unclosed fence
+    yields everything after the fence line; text with no fence is returned
+    unchanged.
+    """
+    start = text.find(FENCE)
+    if start < 0:
+        return text
+    line_end = text.find("\n", start + len(FENCE))
+    if line_end < 0:
+        return ""  # the fence line is all there is
+    body_start = line_end + 1
+    close = text.find(FENCE, body_start)
+    if close < 0:
+        return text[body_start:]
+    body = text[body_start:close]
+    if body.endswith("\r\n"):
+        return body[:-2]
+    if body.endswith("\n"):
+        return body[:-1]
+    return body
+
+
+def extract_first_line(text: str) -> str:
+    """The first line that is not whitespace only, without its line ending; ``""`` if none.
+
+    Lines are split as ``str.splitlines`` splits them.
+    """
+    for line in text.splitlines():
+        if line and not line.isspace():
+            return line
+    return ""
+
+
+RULES = (none, strip_whitespace, lower, extract_letter, extract_code_block, extract_first_line)
+
+
+@hookimpl
+def evalspec_register_post_processors(register: Callable[[PostProcessRule], None]) -> None:
+    for fn in RULES:
+        doc = (fn.__doc__ or "").strip().splitlines()[0]
+        register(PostProcessRule(fn.__name__, fn, doc))
