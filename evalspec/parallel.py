@@ -1,0 +1,314 @@
+"""Validating a file in chunks, in this process or spread over worker processes.
+
+The file is cut at line boundaries into chunks of :data:`CHUNK_BYTES`. A
+chunk is checked on its own (stages 1-5, fast path first, precise path for
+any line the fast path cannot vouch for) and comes back small: the error
+records of its invalid lines, the ids of its valid lines with their line
+numbers and byte offsets, and counts. The parent takes chunk results in file
+order, numbers their lines, and decides task-id uniqueness (stage 6) in line
+order, so the output of ``--jobs N`` is the output of ``--jobs 1``, byte for
+byte, and starts before the file is finished. Validated tasks are never
+built, kept or sent: only ids cross process boundaries.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import multiprocessing
+import os
+import signal
+import stat
+import sys
+from array import array
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+import attrs
+
+from evalspec.fastpath import FastPath
+from evalspec.idtable import IdTable
+from evalspec.registry import default_registry
+from evalspec.validate import LineResult, duplicate_record, line_verdict
+from evalspec.versions import SpecVersion
+
+CHUNK_BYTES = 8 << 20
+"""Bytes per chunk: big enough to amortize a round trip, small enough to stream."""
+
+MIN_BYTES_PER_JOB = 16 << 20
+"""The default ``--jobs`` gives each worker at least this much of the file."""
+
+
+@attrs.frozen
+class ChunkResult:
+    """What checking one chunk found, with line numbers counted from ``origin``."""
+
+    start: int
+    end: int
+    origin: int
+    lines: int
+    total: int
+    errors: list[LineResult]
+    ids: str
+    """The valid lines' task ids joined by newlines (a valid id holds no whitespace)."""
+    id_lines: array[int]
+    id_offsets: array[int]
+
+
+@attrs.define
+class Tally:
+    """Running counts for one file, updated while its problems stream out."""
+
+    total: int = 0
+    invalid: int = 0
+    bytes_done: int = 0
+    size: int = 0
+
+    @property
+    def valid(self) -> int:
+        return self.total - self.invalid
+
+
+def default_jobs(size: int) -> int:
+    """One process for small files; up to one per usable core for big ones."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, size // MIN_BYTES_PER_JOB))
+
+
+def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> list[int]:
+    """Byte offsets ``0 = b0 < b1 < ... < bn = size``, each the start of a line."""
+    bounds = [0]
+    with open(path, "rb") as f:
+        at = chunk_bytes
+        while at < size:
+            f.seek(at - 1)
+            f.readline()  # to the end of the line holding byte at-1
+            pos = f.tell()
+            if pos >= size:
+                break
+            bounds.append(pos)
+            at = pos + chunk_bytes
+    bounds.append(size)
+    return bounds
+
+
+def check_chunk(
+    path: str | os.PathLike[str], start: int, end: int, spec: SpecVersion, fast: FastPath | None
+) -> ChunkResult:
+    """Stages 1-5 on the lines in bytes ``start:end`` of ``path``."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    return check_block(data, start, spec, fast)
+
+
+def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | None) -> ChunkResult:
+    """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()  # the block ends with a newline
+    # Line 1 may carry a BOM; any other chunk's first line is numbered 2 so it
+    # is never taken for line 1. The parent renumbers.
+    origin = 1 if start == 0 else 2
+    number = origin - 1
+    offset = start
+    total = 0
+    errors: list[LineResult] = []
+    ids: list[str] = []
+    id_lines = array("q")
+    id_offsets = array("q")
+    vouch = fast.vouch if fast is not None else None
+    for raw in lines:
+        number += 1
+        obj = vouch(raw) if vouch is not None else None
+        if obj is not None:
+            ids.append(obj["task_id"])
+            id_lines.append(number)
+            id_offsets.append(offset)
+            total += 1
+        else:
+            verdict = line_verdict(number, raw, spec)
+            if verdict is not None:
+                total += 1
+                if verdict.task is not None:
+                    ids.append(verdict.task.task_id)
+                    id_lines.append(number)
+                    id_offsets.append(offset)
+                else:
+                    errors.append(verdict)
+        offset += len(raw) + 1
+    end = start + len(data)
+    return ChunkResult(
+        start, end, origin, len(lines), total, errors, "\n".join(ids), id_lines, id_offsets
+    )
+
+
+def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """``(start offset, whole lines)`` blocks of a stream (a pipe works too)."""
+    start = 0
+    rest = b""
+    while True:
+        data = stream.read(block_bytes)
+        if not data:
+            if rest:
+                yield start, rest
+            return
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:  # no line ends in this read: gather reads until one does
+            parts = [rest, data]
+            while cut == 0:
+                data = stream.read(block_bytes)
+                if not data:
+                    yield start, b"".join(parts)
+                    return
+                parts.append(data)
+                cut = data.rfind(b"\n") + 1
+            parts[-1] = data[:cut]
+            block = b"".join(parts)
+        else:
+            block = rest + data[:cut] if rest else data[:cut]
+        rest = data[cut:]
+        yield start, block
+        start += len(block)
+
+
+# -- worker processes -------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _init_worker(spec_version: int | None, fast: bool) -> None:
+    # Ctrl-C is the parent's to handle: it stops the pool and exits 130.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    spec = default_registry(spec_version).spec
+    _worker["spec"] = spec
+    _worker["fast"] = FastPath(spec) if fast else None
+
+
+def _work(job: tuple[str, int, int]) -> ChunkResult:
+    path, start, end = job
+    return check_chunk(path, start, end, _worker["spec"], _worker["fast"])
+
+
+def _context() -> Any:
+    # fork shares the already-built registry and starts fastest; elsewhere spawn.
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return multiprocessing.get_context(method)
+
+
+# -- the parent -------------------------------------------------------------------
+
+
+def iter_problems(
+    path: str,
+    *,
+    spec_version: int | None = None,
+    jobs: int | None = None,
+    tally: Tally | None = None,
+    on_chunk: Callable[[Tally], None] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    fast: bool = True,
+) -> Iterator[LineResult]:
+    """The invalid lines of ``path`` in line order, exactly as :func:`iter_validate`
+    reports them, checked in ``jobs`` processes (default: :func:`default_jobs`).
+
+    ``tally`` (if given) holds the running counts; ``on_chunk`` is called after
+    each chunk (for progress). Only task ids are kept in memory.
+
+    :raises OSError: the file cannot be opened or read.
+    """
+    tally = tally if tally is not None else Tally()
+    spec = default_registry(spec_version).spec
+    seen = IdTable()
+    first_line = 1
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        regular = stat.S_ISREG(st.st_mode)
+        tally.size = st.st_size if regular else 0
+        n_jobs = default_jobs(tally.size) if jobs is None else max(1, jobs)
+        if not regular or n_jobs == 1 or tally.size <= chunk_bytes:
+            fast_path = FastPath(spec) if fast else None
+            for start, data in _blocks(f, chunk_bytes):
+                result = check_block(data, start, spec, fast_path)
+                yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
+                first_line += result.lines
+                if on_chunk is not None:
+                    on_chunk(tally)
+            return
+        bounds = chunk_bounds(path, tally.size, chunk_bytes)
+        spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
+        pool = _context().Pool(
+            min(n_jobs, len(spans)), initializer=_init_worker, initargs=(spec_version, fast)
+        )
+        try:
+            for result in pool.imap(_work, spans):
+                yield from _resolve(result, first_line, seen, _in_file(f), tally)
+                first_line += result.lines
+                if on_chunk is not None:
+                    on_chunk(tally)
+            pool.close()
+        finally:
+            pool.terminate()
+            pool.join()
+
+
+def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:
+    def line_at(offset: int) -> bytes:
+        i = offset - start
+        j = data.find(b"\n", i)
+        return data[i : j if j >= 0 else len(data)]
+
+    return line_at
+
+
+def _in_file(f: IO[bytes]) -> Callable[[int], bytes]:
+    def line_at(offset: int) -> bytes:
+        f.seek(offset)
+        return f.readline()
+
+    return line_at
+
+
+def _resolve(
+    result: ChunkResult,
+    first_line: int,
+    seen: IdTable,
+    line_at: Callable[[int], bytes],
+    tally: Tally,
+) -> Iterator[LineResult]:
+    shift = first_line - result.origin
+    ids = result.ids.split("\n") if result.ids else []
+    repeats = seen.add_all(ids, result.id_lines, shift)
+    duplicates: list[LineResult] = []
+    for pos, first in repeats:
+        number = result.id_lines[pos] + shift
+        record = duplicate_record(number, ids[pos], first, line_at(result.id_offsets[pos]))
+        duplicates.append(LineResult(number, None, (record,)))
+    errors = result.errors
+    if shift:
+        errors = [_renumber(r, shift) for r in errors]
+    tally.total += result.total
+    tally.invalid += len(errors) + len(duplicates)
+    tally.bytes_done = result.end
+    if duplicates:
+        yield from heapq.merge(errors, duplicates, key=lambda r: r.line)
+    else:
+        yield from errors
+
+
+def _renumber(result: LineResult, shift: int) -> LineResult:
+    number = result.line + shift
+    return LineResult(number, None, tuple(attrs.evolve(e, line=number) for e in result.errors))
+
+
+__all__ = [
+    "ChunkResult",
+    "Tally",
+    "check_block",
+    "check_chunk",
+    "default_jobs",
+    "iter_problems",
+]
