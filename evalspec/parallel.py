@@ -79,7 +79,8 @@ def default_jobs(size: int) -> int:
 
 
 def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> list[int]:
-    """Byte offsets ``0 = b0 < b1 < ... < bn = size``, each the start of a line."""
+    """Byte offsets ``0 = b0 < b1 < ... < bn = size``, each the start of a line (``[0]``
+    for an empty file)."""
     bounds = [0]
     with open(path, "rb") as f:
         at = chunk_bytes
@@ -91,7 +92,8 @@ def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> l
                 break
             bounds.append(pos)
             at = pos + chunk_bytes
-    bounds.append(size)
+    if size > 0:
+        bounds.append(size)
     return bounds
 
 
