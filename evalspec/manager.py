@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from importlib import metadata
 
 import pluggy
 
-from evalspec import hookspecs
+from evalspec import discovery, hookspecs
 from evalspec.errors import PluginError
 
 ENTRY_POINT_GROUP = "evalspec"
@@ -45,7 +44,8 @@ def make_plugin_manager(
     """
     pm = PluginManager()
     if entry_points:
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        # Cached by the installed distributions' mtimes (evalspec.discovery).
+        for ep in discovery.entry_points(ENTRY_POINT_GROUP):
             if pm.has_plugin(ep.name):
                 continue
             try:

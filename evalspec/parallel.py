@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import multiprocessing
 import os
 import signal
 import stat
@@ -196,6 +195,8 @@ def _work(job: tuple[str, int, int]) -> ChunkResult:
 
 
 def _context() -> Any:
+    import multiprocessing  # only when workers are needed: it is slow to import
+
     # fork shares the already-built registry and starts fastest; elsewhere spawn.
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     return multiprocessing.get_context(method)
