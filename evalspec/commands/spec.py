@@ -217,6 +217,13 @@ def _show(project: Project, args: argparse.Namespace) -> int:
 
 
 def _new(project: Project, args: argparse.Namespace) -> int:
+    if project.migrations is not None and project.root is not None:
+        # The first `spec new` of a project creates its migrations directory.
+        try:
+            project.migrations.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"evalspec: error: cannot create {project.migrations}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     report = check_project(project)
     failed = _config_failure(report, args)
     if failed is not None:
