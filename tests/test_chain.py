@@ -36,7 +36,8 @@ def test_duplicate_version_names_both_origins() -> None:
 def test_two_heads_are_named() -> None:
     found = problems(mig(1, None), mig(2, 1), mig(3, 1))
     assert any(
-        p.startswith("two heads: versions 2 (from s2), 3 (from s3) all have parent 1") for p in found
+        p.startswith("two heads: versions 2 (from s2), 3 (from s3) all have parent 1")
+        for p in found
     )
 
 

@@ -8,8 +8,15 @@ import attrs
 import example_plugin
 import pytest
 
-from evalspec import Registry
-from evalspec.versions import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
+from evalspec.registry import Registry
+from evalspec.versions import (
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    Deprecate,
+    Migration,
+    Operation,
+)
 from evalspec.versions.gate import check_gate
 
 WHERE = "migration 2 (from the example)"
@@ -20,7 +27,7 @@ def v1(registry: Registry) -> Migration:
     return registry.chain[0]
 
 
-def v2(*operations: object, fixture_dir: Path | None = None) -> Migration:
+def v2(*operations: Operation, fixture_dir: Path | None = None) -> Migration:
     return attrs.evolve(
         example_plugin.V2,
         operations=operations or example_plugin.V2.operations,
@@ -29,8 +36,20 @@ def v2(*operations: object, fixture_dir: Path | None = None) -> Migration:
     )
 
 
-def translation(**changes: object) -> AddCategory:
-    return attrs.evolve(example_plugin.V2.operations[2], **changes)  # type: ignore[misc]
+def translation(
+    *,
+    metrics: tuple[str, ...] | None = None,
+    post_processes: tuple[str, ...] | None = None,
+    fixtures: tuple[str, ...] | None = None,
+) -> AddCategory:
+    base = example_plugin.V2.operations[2]
+    assert isinstance(base, AddCategory)
+    return AddCategory(
+        base.name,
+        metrics=base.metrics if metrics is None else metrics,
+        post_processes=base.post_processes if post_processes is None else post_processes,
+        fixtures=base.fixtures if fixtures is None else fixtures,
+    )
 
 
 CHRF = AddMetric("chrf")
@@ -163,8 +182,7 @@ def test_a_name_added_twice_is_refused(v1: Migration) -> None:
 def test_deprecating_an_unknown_name_is_refused(v1: Migration) -> None:
     found = messages(v1, v2(*example_plugin.V2.operations, Deprecate("metric", "bleurt")))
     assert found == [
-        f"{WHERE}: deprecates metric 'bleurt', which neither this migration nor an earlier one "
-        "adds"
+        f"{WHERE}: deprecates metric 'bleurt', which neither this migration nor an earlier one adds"
     ]
 
 

@@ -9,8 +9,8 @@ import attrs
 import example_plugin
 import pytest
 
-from evalspec import Registry
 from evalspec.errors import ChecksumMismatchError, LockError
+from evalspec.registry import Registry
 from evalspec.versions import Migration
 from evalspec.versions.lock import (
     checksum,

@@ -8,9 +8,9 @@ from pathlib import Path
 import example_plugin
 import pytest
 
-from evalspec import Registry, default_registry, validate_file
 from evalspec.errors import ChecksumMismatchError, PendingVersionError, ProjectConfigError
-from evalspec.registry import clear_default_registry
+from evalspec.registry import Registry, clear_default_registry, default_registry
+from evalspec.validate import validate_file
 from evalspec.versions.lock import lock_chain
 from evalspec.versions.project import load_project
 
@@ -97,7 +97,9 @@ def test_bad_migration_files_are_named(
 
 def test_unimportable_project_plugin_is_named(tmp_path: Path) -> None:
     project = load_project(write_project(tmp_path, 'plugins = ["no_such_module_xyz"]\n'))
-    with pytest.raises(ProjectConfigError, match="cannot import project plugin 'no_such_module_xyz'"):
+    with pytest.raises(
+        ProjectConfigError, match="cannot import project plugin 'no_such_module_xyz'"
+    ):
         project.load_plugins()
 
 

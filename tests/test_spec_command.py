@@ -131,7 +131,7 @@ def test_list_and_show(example_project: Path) -> None:
     assert default.startswith("spec version 1 (released)") and "translation" not in default
 
 
-IMPL = '''
+IMPL = """
 from evalspec.hookspecs import hookimpl
 from evalspec.model import Category, Metric, PostProcessRule
 
@@ -149,7 +149,7 @@ def evalspec_register_metrics(register):
 @hookimpl
 def evalspec_register_post_processors(register):
     register(PostProcessRule("collapse_whitespace", lambda s: " ".join(s.split())))
-'''
+"""
 
 
 def test_spec_new_scaffolds_a_migration_the_gate_refuses_until_filled_in(tmp_path: Path) -> None:
