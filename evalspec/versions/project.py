@@ -235,8 +235,9 @@ def lock_label(project: Project) -> str:
     """Which lock decides what is in force, for messages."""
     if project.lock is not None and project.has_lock:
         return project.relative(project.lock)
-    where = f" at {project.relative(project.lock)}" if project.lock is not None else ""
-    return f"evalspec's own lock (this project has no lock{where} yet)"
+    if project.root is None or project.lock is None:
+        return "evalspec's own lock (not in a project)"
+    return f"evalspec's own lock (this project has no lock at {project.relative(project.lock)} yet)"
 
 
 def in_force(project: Project, chain: tuple[Migration, ...]) -> int:
