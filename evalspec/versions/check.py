@@ -87,7 +87,7 @@ def collect_migrations(
     found: list[Migration] = []
     owned: set[int] = set()
     caller = pm.hook.evalspec_register_migrations
-    for impl in reversed(caller.get_hookimpls()):  # registration order
+    for impl in caller.get_hookimpls():  # registration order (pluggy calls them reversed)
         owner = impl.plugin_name
         plugin = impl.plugin
         mine = (
