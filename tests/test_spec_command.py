@@ -90,6 +90,22 @@ def test_editing_a_locked_migration_fails_check(example_project: Path) -> None:
     assert evalspec(example_project, "spec", "lock").returncode == 1
 
 
+def test_repair_re_records_a_deliberate_edit(example_project: Path) -> None:
+    assert evalspec(example_project, "spec", "lock").returncode == 0
+    before = (example_project / "evalspec.lock").read_text(encoding="utf-8")
+    fixture = example_project / "example_plugin" / "fixtures" / "translation.jsonl"
+    fixture.write_text(fixture.read_text(encoding="utf-8").replace("dort", "dormait"))
+    wrong = evalspec(example_project, "spec", "lock", "--repair", "3")
+    assert wrong.returncode == 2
+    assert "cannot repair from version 3: evalspec.lock releases 1..2" in wrong.stderr
+    done = evalspec(example_project, "spec", "lock", "--repair", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("re-recorded spec version 2 in evalspec.lock: sha256:")
+    after = (example_project / "evalspec.lock").read_text(encoding="utf-8")
+    assert after != before
+    assert evalspec(example_project, "spec", "check").returncode == 0
+
+
 def test_missing_changelog_entry_fails_check(example_project: Path) -> None:
     (example_project / "CHANGELOG.md").write_text(CHANGELOG, encoding="utf-8")
     done = evalspec(example_project, "spec", "check", "--format", "json")

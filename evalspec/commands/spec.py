@@ -15,7 +15,7 @@ from typing import Any
 
 from evalspec.errors import EvalspecError, SpecVersionError
 from evalspec.versions.check import SpecReport, check_project, summarize
-from evalspec.versions.lock import lock_chain
+from evalspec.versions.lock import lock_chain, read_lock, repair
 from evalspec.versions.project import Project, load_project
 from evalspec.versions.scaffold import scaffold_migration
 from evalspec.versions.table import replay
@@ -74,7 +74,14 @@ def add_parser(sub: Any) -> None:
     )
     new.add_argument("--message", metavar="TEXT", help="the migration's one-line message")
     action("check", "check chain, gate, lock, fixtures, implementations and changelog")
-    action("lock", "release the current head: record checksums in the project's lock")
+    lock = action("lock", "release the current head: record checksums in the project's lock")
+    lock.add_argument(
+        "--repair",
+        type=int,
+        metavar="N",
+        help="re-record the checksums of released versions N and later after a deliberate "
+        "edit; only for versions never published (otherwise add a new migration)",
+    )
     p.set_defaults(run=run)
 
 
@@ -286,15 +293,20 @@ def _lock(project: Project, args: argparse.Namespace) -> int:
     if project.root is None or project.lock is None:
         print("evalspec: error: no pyproject.toml here or above: not in a project", file=sys.stderr)
         return EXIT_USAGE
-    if not report.ok:
-        lines = _problem_lines(report)
+    blocking = report.problems
+    if args.repair is not None:  # the checksum mismatches are what --repair is for
+        blocking = tuple(p for p in blocking if p.check != "lock")
+    if blocking:
+        lines = [f"{p.check}: {p.message}" for p in blocking]
         lines.append(
-            f"spec lock: refusing to release: {len(report.problems)} problem(s); "
+            f"spec lock: refusing to release: {len(blocking)} problem(s); "
             "fix them and run `evalspec spec check`"
         )
         _emit(args, {**report.to_dict(), "locked": []}, lines)
         return EXIT_PROBLEMS
     path = project.relative(project.lock)
+    if args.repair is not None:
+        return _repair(project, report, args)
     already = report.released if project.has_lock else 0
     if report.head <= already:
         _emit(
@@ -318,5 +330,37 @@ def _lock(project: Project, args: argparse.Namespace) -> int:
             f"released spec version(s) {', '.join(map(str, new))} in {path}; "
             f"spec version {lock.released} is now the default"
         ],
+    )
+    return EXIT_OK
+
+
+def _repair(project: Project, report: SpecReport, args: argparse.Namespace) -> int:
+    assert project.lock is not None
+    path = project.relative(project.lock)
+    if not project.has_lock:
+        print(f"evalspec: error: nothing to repair: {path} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        old = read_lock(project.lock, path)
+        new = repair(report.migrations, old, args.repair)
+        project.lock.write_text(new.to_json(), encoding="utf-8")
+    except EvalspecError as exc:
+        print(f"evalspec: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"evalspec: error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    changed = [
+        (o.version, o.checksum, n.checksum)
+        for o, n in zip(old.entries, new.entries, strict=True)
+        if o.checksum != n.checksum
+    ]
+    lines = [f"re-recorded spec version {v} in {path}: {a} -> {b}" for v, a, b in changed]
+    if not changed:
+        lines.append(f"nothing to repair: {path} already matches the migrations")
+    _emit(
+        args,
+        {"repaired": [{"version": v, "old": a, "new": b} for v, a, b in changed], "lock": path},
+        lines,
     )
     return EXIT_OK

@@ -127,22 +127,28 @@ def parse_lock(text: str, path: str) -> Lock:
     return Lock(tuple(entries), path)
 
 
-def read_lock(path: Path) -> Lock:
-    """Read a project's lock file.
+def read_lock(path: Path, label: str | None = None) -> Lock:
+    """Read a project's lock file (``label`` names it in messages; default: ``path``).
 
     :raises LockError: it is unreadable or malformed.
     """
+    name = str(path) if label is None else label
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise LockError(f"cannot read lock file {path}: {exc.strerror or exc}") from None
-    return parse_lock(text, str(path))
+        raise LockError(f"cannot read lock file {name}: {exc.strerror or exc}") from None
+    return parse_lock(text, name)
 
 
 def packaged_lock() -> Lock:
     """The lock shipped inside evalspec: the spec versions evalspec itself released."""
+    label = f"evalspec's own {PACKAGED_LOCK}"
     node: Traversable = resources.files("evalspec.versions").joinpath(PACKAGED_LOCK)
-    return parse_lock(node.read_text(encoding="utf-8"), f"evalspec's own {PACKAGED_LOCK}")
+    try:
+        text = node.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LockError(f"cannot read {label}: {exc.strerror or exc} (a broken install?)") from None
+    return parse_lock(text, label)
 
 
 def lock_chain(chain: Sequence[Migration], path: str, upto: int | None = None) -> Lock:
@@ -199,3 +205,27 @@ def verify(chain: Sequence[Migration], lock: Lock) -> list[LockError]:
                 )
             )
     return problems
+
+
+def repair(chain: Sequence[Migration], lock: Lock, start: int) -> Lock:
+    """The lock with the checksums of released versions ``start``.. recomputed.
+
+    Flyway's ``repair``: the explicit, auditable way to accept a deliberate
+    edit of a released migration that was never published. Versions before
+    ``start`` keep their recorded checksums; nothing new is released.
+
+    :raises LockError: ``start`` is not a released version, or a migration is missing.
+    """
+    if not 1 <= start <= lock.released:
+        msg = f"cannot repair from version {start}: {lock.path} releases 1..{lock.released}"
+        raise LockError(msg)
+    by_version = {m.version: m for m in chain}
+    entries = list(lock.entries[: start - 1])
+    parent = entries[-1].checksum if entries else None
+    for old in lock.entries[start - 1 :]:
+        mig = by_version.get(old.version)
+        if mig is None:
+            raise LockError(f"cannot repair version {old.version}: no migration provides it")
+        parent = checksum(mig, parent)
+        entries.append(LockEntry(old.version, parent, mig.message, mig.origin))
+    return Lock(tuple(entries), lock.path)

@@ -72,7 +72,7 @@ class Project:
     def effective_lock(self) -> Lock:
         """The project's lock when it has one, else the lock shipped with evalspec."""
         if self.lock is not None and self.lock.is_file():
-            return read_lock(self.lock)
+            return read_lock(self.lock, self.relative(self.lock))
         return packaged_lock()
 
     def relative(self, path: Path) -> str:
