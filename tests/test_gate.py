@@ -195,3 +195,11 @@ def test_a_migration_without_operations_is_refused(v1: Migration) -> None:
     assert messages(v1, empty) == [
         f"{WHERE}: has no operations; a migration adds or deprecates at least one entry"
     ]
+
+
+def test_placeholder_descriptions_from_spec_new_are_refused(v1: Migration) -> None:
+    ops = (AddMetric("chrf", "TODO: describe the metric"), COLLAPSE, translation())
+    assert messages(v1, v2(*ops)) == [
+        f"{WHERE}: metric 'chrf' still has the placeholder description 'TODO: describe the "
+        "metric' from `evalspec spec new`; say what it is"
+    ]

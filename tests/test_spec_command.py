@@ -183,7 +183,7 @@ def test_spec_new_scaffolds_a_migration_the_gate_refuses_until_filled_in(tmp_pat
     assert "write the fixture tasks of 'translation' in spec/migrations/fixtures/" in done.stdout
     assert "add `- Spec version 2: category `translation`` to CHANGELOG.md" in done.stdout
     source = (root / "spec" / "migrations" / "0002_translation.py").read_text(encoding="utf-8")
-    assert "AddMetric('chrf'" in source and "AddMetric('exact_match'" not in source
+    assert 'AddMetric("chrf"' in source and 'AddMetric("exact_match"' not in source
 
     check = evalspec(root, "spec", "check")
     assert check.returncode == 1
@@ -201,6 +201,14 @@ def test_spec_new_scaffolds_a_migration_the_gate_refuses_until_filled_in(tmp_pat
     )
     with (root / "CHANGELOG.md").open("a", encoding="utf-8") as f:
         f.write("- Spec version 2: category `translation`.\n")
+    check = evalspec(root, "spec", "check")
+    assert check.returncode == 1
+    assert (
+        "gate: migration 2 (from spec/migrations/0002_translation.py): metric 'chrf' still has "
+        "the placeholder description 'TODO: describe the metric' from `evalspec spec new`"
+    ) in check.stdout
+    migration = root / "spec" / "migrations" / "0002_translation.py"
+    migration.write_text(source.replace("TODO: describe", "Describes"), encoding="utf-8")
     check = evalspec(root, "spec", "check")
     assert check.returncode == 0, check.stdout
     assert evalspec(root, "spec", "lock").returncode == 0

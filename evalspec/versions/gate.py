@@ -18,7 +18,14 @@ from types import MappingProxyType
 from typing import Any
 
 from evalspec.errors import MigrationError
-from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
+from evalspec.versions.migration import (
+    PLACEHOLDER,
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    Deprecate,
+    Migration,
+)
 from evalspec.versions.problem import Problem
 from evalspec.versions.table import SpecVersion, replay
 
@@ -26,6 +33,13 @@ MAX_FIXTURE_ERRORS = 5
 """Fixture errors listed per file; the rest are counted, so one bad file cannot flood the report."""
 
 _KIND_LABEL = {"metric": "metric", "post_process": "post-process rule", "category": "category"}
+
+
+def _label(op: AddMetric | AddPostProcess | AddCategory | Deprecate) -> str:
+    if isinstance(op, Deprecate):
+        return f"the deprecation of {_KIND_LABEL[op.kind]} {op.name!r}"
+    kind = {AddMetric: "metric", AddPostProcess: "post_process", AddCategory: "category"}[type(op)]
+    return f"{_KIND_LABEL[kind]} {op.name!r}"
 
 
 def where(mig: Migration) -> str:
@@ -41,6 +55,7 @@ def check_gate(chain: Sequence[Migration]) -> list[Problem]:
     for index, mig in enumerate(chain):
         found = _check_one(mig, added, bindings)
         problems.extend(found)
+        problems.extend(_placeholders(mig))
         if not found:
             problems.extend(_check_fixtures(mig, chain[: index + 1]))
     return problems
@@ -119,6 +134,20 @@ def _check_one(
                     f"{_KIND_LABEL[kind]} {n!r} is added but no category binds it: an orphan "
                     "cannot be used by any task; bind it in an AddCategory of this migration"
                 )
+    return out
+
+
+def _placeholders(mig: Migration) -> list[Problem]:
+    """Descriptions ``spec new`` left for the author to write (they do not block other checks)."""
+    out = []
+    for op in mig.operations:
+        description = op.reason if isinstance(op, Deprecate) else op.description
+        if description.startswith(PLACEHOLDER):
+            message = (
+                f"{where(mig)}: {_label(op)} still has the placeholder description "
+                f"{description!r} from `evalspec spec new`; say what it is"
+            )
+            out.append(Problem("gate", message, mig.version))
     return out
 
 

@@ -15,6 +15,11 @@ import attrs
 
 from evalspec.model import _is_name
 
+PLACEHOLDER = "TODO: "
+"""What ``evalspec spec new``'s descriptions start with, until the author writes them.
+
+The gate refuses a migration that still has one."""
+
 
 def _names(value: Sequence[str]) -> tuple[str, ...]:
     if isinstance(value, str):

@@ -17,7 +17,13 @@ import attrs
 
 from evalspec.errors import ProjectConfigError
 from evalspec.versions.changelog import entry_line
-from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Migration
+from evalspec.versions.migration import (
+    PLACEHOLDER,
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    Migration,
+)
 from evalspec.versions.project import Project
 
 
@@ -71,6 +77,15 @@ def _fixture_path(directory: Path, category: str, fixture: str | None) -> tuple[
     return rel.as_posix(), None
 
 
+def _lit(text: str) -> str:
+    """A Python string literal (JSON's double-quoted form is valid Python)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _names(values: Sequence[str]) -> str:
+    return "(" + "".join(f"{_lit(v)}, " for v in values).rstrip(" ") + ")"
+
+
 def _source(mig_version: int, parent: int | None, message: str, ops: Sequence[str]) -> str:
     body = "".join(f"        {op},\n" for op in ops)
     used = sorted({op.split("(", 1)[0] for op in ops} | {"Migration"})
@@ -80,7 +95,7 @@ def _source(mig_version: int, parent: int | None, message: str, ops: Sequence[st
         "migration = Migration(\n"
         f"    version={mig_version},\n"
         f"    parent={parent!r},\n"
-        f"    message={message!r},\n"
+        f"    message={_lit(message)},\n"
         "    operations=(\n"
         f"{body}"
         "    ),\n"
@@ -129,11 +144,19 @@ def scaffold_migration(
     new_metrics = [m for m in dict.fromkeys(metrics) if m not in declared["metric"]]
     new_rules = [r for r in dict.fromkeys(post_processes) if r not in declared["post_process"]]
     text = message or f"Add category {category}"
-    ops = [f"AddMetric({m!r}, {'describe the metric'!r})" for m in new_metrics]
-    ops += [f"AddPostProcess({r!r}, {'describe the rule'!r})" for r in new_rules]
+    ops = [
+        f"AddMetric({_lit(m)}, {_lit(PLACEHOLDER + 'describe the metric')})" for m in new_metrics
+    ]
+    ops += [
+        f"AddPostProcess({_lit(r)}, {_lit(PLACEHOLDER + 'describe the rule')})" for r in new_rules
+    ]
     ops.append(
-        f"AddCategory({category!r}, metrics={tuple(dict.fromkeys(metrics))!r}, "
-        f"post_processes={tuple(dict.fromkeys(post_processes))!r}, fixtures=({rel!r},))"
+        f"AddCategory(\n            {_lit(category)},\n"
+        f"            metrics={_names(list(dict.fromkeys(metrics)))},\n"
+        f"            post_processes={_names(list(dict.fromkeys(post_processes)))},\n"
+        f"            fixtures={_names([rel])},\n"
+        f"            description={_lit(PLACEHOLDER + 'describe the category')},\n"
+        "        )"
     )
     directory.mkdir(parents=True, exist_ok=True)
     fixture_file = directory / rel
@@ -162,7 +185,8 @@ def scaffold_migration(
             "the stub task has an empty prompt and no targets, so it fails until you fill it in"
         )
     todo.append(
-        f"describe the new entries in {project.relative(target)} (message and descriptions)"
+        f"replace the {PLACEHOLDER.strip()!r} descriptions in {project.relative(target)} "
+        "(the gate refuses them)"
     )
     names = [f"category {category!r}"]
     names += [f"metric {m!r}" for m in new_metrics]
