@@ -13,7 +13,7 @@ import difflib
 import functools
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -29,6 +29,9 @@ from evalspec.errors import (
 from evalspec.manager import PluginManager, make_plugin_manager
 from evalspec.model import Category, Metric, PostProcessRule
 from evalspec.versions import Migration, SpecVersion, order_chain, replay
+
+if TYPE_CHECKING:
+    from evalspec.versions.project import Project
 
 T = TypeVar("T")
 
@@ -224,7 +227,7 @@ def default_registry(spec_version: int | None = None) -> Registry:
 
 
 @functools.lru_cache(maxsize=16)
-def _project_registry(project: Any, spec_version: int | None) -> Registry:
+def _project_registry(project: Project, spec_version: int | None) -> Registry:
     from evalspec.versions.project import project_registry
 
     if spec_version is not None:
@@ -232,7 +235,7 @@ def _project_registry(project: Any, spec_version: int | None) -> Registry:
     return project_registry(project)
 
 
-def _checked_version(project: Any, spec_version: int) -> int:
+def _checked_version(project: Project, spec_version: int) -> int:
     from evalspec.versions.project import check_version, lock_label
 
     newest = _project_registry(project, None)
