@@ -103,8 +103,9 @@ def collect_migrations(
                 raise PluginError(_owner, "evalspec_register_migrations", msg)
             _batch.append(mig if mig.origin else attrs.evolve(mig, origin=f"plugin {_owner}"))
 
+        kwargs = {"register": register} if "register" in impl.argnames else {}
         try:
-            impl.function(register=register)
+            impl.function(**kwargs)
         except PluginError:
             raise
         except Exception as exc:
