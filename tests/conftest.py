@@ -13,7 +13,7 @@ import example_plugin  # tests/example_plugin: the worked example of a spec migr
 import pytest
 from hypothesis import HealthCheck, settings
 
-from evalspec import Registry, build_registry
+from evalspec import PostProcessRule, Registry, build_registry
 
 settings.register_profile(
     "ci",
@@ -43,6 +43,30 @@ def registry(builtin_plugins: list[object]) -> Registry:
     return build_registry(builtin_plugins, entry_points=False)
 
 
+def property_registries() -> list[Registry]:
+    """Registries whose rules and metrics the property suites fuzz.
+
+    The installed registry (built-in plus every installed plugin) always; test
+    plugins add theirs here, so a rule a plugin adds is fuzzed with no extra
+    test code.
+    """
+    from evalspec import default_registry
+
+    # The worked example (tests/example_plugin) adds rule collapse_whitespace.
+    example = build_registry([*evalspec_plugins.load(), example_plugin], entry_points=False)
+    return [default_registry(), example]
+
+
+@pytest.fixture(scope="session")
+def all_rules() -> list[PostProcessRule]:
+    """Every post-process rule of every registry under test, once per name and owner."""
+    seen: dict[tuple[str, int], PostProcessRule] = {}
+    for reg in property_registries():
+        for rule in reg.post_processors.values():
+            seen.setdefault((rule.name, id(rule.function)), rule)
+    return list(seen.values())
+
+
 @pytest.fixture(scope="session")
 def example_registry(builtin_plugins: list[object]) -> Registry:
     """The built-ins plus the worked example plugin, at spec version 2.
@@ -51,14 +75,3 @@ def example_registry(builtin_plugins: list[object]) -> Registry:
     rule ``collapse_whitespace`` (see ``tests/example_plugin``).
     """
     return build_registry([*builtin_plugins, example_plugin], entry_points=False)
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test that takes ``post_process_rule`` runs once per rule name of every plugin.
-
-    The names come from the built-ins and the worked example, so a property
-    test written this way fuzzes ``collapse_whitespace`` with no extra code.
-    """
-    if "post_process_rule" in metafunc.fixturenames:
-        registry = build_registry([*evalspec_plugins.load(), example_plugin], entry_points=False)
-        metafunc.parametrize("post_process_rule", sorted(registry.post_processors))

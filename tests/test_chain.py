@@ -30,7 +30,10 @@ def test_a_linear_chain_is_returned_in_order() -> None:
 
 def test_duplicate_version_names_both_origins() -> None:
     found = problems(mig(1, None), mig(2, 1, "plugin a"), mig(2, 1, "plugin b"))
-    assert "duplicate version 2: two migrations claim it, from plugin a and from plugin b" in found
+    assert (
+        "duplicate version 2: from plugin a and plugin b; two migrations cannot share a version"
+        in found
+    )
 
 
 def test_two_heads_are_named() -> None:

@@ -54,8 +54,8 @@ def test_two_plugins_claiming_one_version_are_both_named(builtin_plugins: list[o
         entry_points=False,
     )
     assert [p.message for p in report.problems] == [
-        "duplicate version 2: two migrations claim it, from plugin example_plugin and from "
-        "plugin rival"
+        "duplicate version 2: from plugin example_plugin and plugin rival; two migrations "
+        "cannot share a version"
     ]
     assert not report.chain_ok
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import attrs
 import example_plugin
 import pytest
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from evalspec.hookspecs import hookimpl
@@ -174,21 +174,10 @@ def test_editing_the_locked_example_is_caught(
     assert "was edited after release" in problem.message
 
 
-def test_the_parametrization_source_includes_the_example_rule(example_registry: Registry) -> None:
-    assert "collapse_whitespace" in example_registry.post_processors
-
-
-@given(text=st.text())
-@example(text="")
-@example(text="\r\n\u2028 a\u00a0\tb ")
-def test_every_rule_is_deterministic_and_total(
-    example_registry: Registry, post_process_rule: str, text: str
-) -> None:
-    """Runs for every rule of the built-ins and the example (conftest parametrizes it)."""
-    rule = example_registry.post_processor(post_process_rule)
-    once = rule(text)
-    assert isinstance(once, str)
-    assert rule(text) == once
+def test_the_property_suite_fuzzes_the_example_rule(all_rules: list[PostProcessRule]) -> None:
+    """conftest's property_registries include the example, so tests/test_postprocess.py's
+    properties (total, deterministic, across hash seeds, adversarial input) cover it."""
+    assert "collapse_whitespace" in {r.name for r in all_rules}
 
 
 @given(text=st.text())

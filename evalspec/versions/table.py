@@ -27,9 +27,15 @@ class CategoryPairs:
     single_target_from: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SpecVersion:
     """The vocabulary and pair table in force at one spec version."""
+
+    def __repr__(self) -> str:
+        return (
+            f"<SpecVersion {self.version}: {len(self.categories)} categories, "
+            f"{len(self.metrics)} metrics, {len(self.post_processes)} post-process rules>"
+        )
 
     version: int
     categories: Mapping[str, CategoryPairs]
@@ -58,8 +64,8 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
         if m.version in by_version:
             other = by_version[m.version]
             problems.append(
-                f"duplicate version {m.version}: two migrations claim it, from "
-                f"{other.origin or 'an unnamed source'} and from {m.origin or 'an unnamed source'}"
+                f"duplicate version {m.version}: from {other.origin or 'an unnamed source'} and "
+                f"{m.origin or 'an unnamed source'}; two migrations cannot share a version"
             )
         else:
             by_version[m.version] = m
