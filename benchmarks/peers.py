@@ -7,11 +7,12 @@ examples) but none of evalspec's cross-field rules, and every one of them
 silently accepts duplicate keys.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: msgspec and pydantic read the local
+# classes' annotations at run time.
 
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 CATEGORIES = ["arithmetic", "mcq", "code_exec", "classification", "summary"]
 METRICS = ["exact_match", "f1", "bleu_4", "rouge_l", "accuracy", "code_exec"]
@@ -77,8 +78,6 @@ def floor() -> Callable[[bytes], bool]:
 
 def msgspec_struct() -> Callable[[bytes], bool]:
     """A msgspec Struct with a typed decoder (first error only)."""
-    from typing import Literal
-
     import msgspec
 
     class Example(msgspec.Struct, forbid_unknown_fields=True):
@@ -116,8 +115,6 @@ def msgspec_struct() -> Callable[[bytes], bool]:
 
 def pydantic_model() -> Callable[[bytes], bool]:
     """pydantic v2 ``model_validate_json`` (field errors only)."""
-    from typing import Literal
-
     import pydantic
 
     class Example(pydantic.BaseModel, extra="forbid", strict=True):

@@ -21,23 +21,30 @@ closed:
   P == K: no duplicates. When the equation fails, the line goes to the
   precise path.
 - **Integers beyond 64 bits.** orjson turns them into floats; stdlib keeps
-  them as ints. A float in a valid task can only sit in ``metadata``; a
-  float of magnitude >= 9e18 might be such an integer, so it is not vouched
-  for. Smaller floats are genuine (an integer literal below 2**63 stays an
-  int in orjson).
+  them as ints. A float in a valid task can only sit in ``metadata``; such a
+  float has magnitude >= 2**63, which ``orjson.dumps`` writes with an
+  exponent, so metadata whose serialization holds ``e+`` is not vouched for
+  (smaller floats are genuine: an integer literal below 2**63 stays an int).
 - **NaN, Infinity, 1e400.** orjson rejects them; with the stdlib parser
-  they decode to non-finite floats, which the same magnitude test rejects.
+  they decode to non-finite floats, which only ``metadata`` could hold, and
+  its walk rejects them.
 - **Lone surrogates, invalid UTF-8, BOM, control characters.** orjson
   rejects them all. With the stdlib parser, a ``\\ud``/``\\uD`` escape anywhere
   sends the line to the precise path.
 - **Nesting.** The precise parser's depth limit depends on the interpreter's
-  stack; metadata nested deeper than :data:`MAX_DEPTH` is not vouched for.
+  stack; metadata nested deeper than orjson serializes (255) or, with the
+  stdlib parser, than :data:`MAX_DEPTH`, is not vouched for.
+
+The key count and the colons of ``metadata`` come from one
+``orjson.dumps(metadata).count(b":")`` (keys at every depth plus the colons
+in its strings, all in C).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable
 from typing import Any
 
 from evalspec.fewshot import find_embedded_few_shot
@@ -53,9 +60,6 @@ _FIELDS = _REQUIRED | {"few_shot_examples", "metadata"}
 _EXAMPLE_KEYS = frozenset(("prompt", "completion"))
 _COLONS = (":", "\uff1a")
 _MISSING: Any = object()
-
-# category -> (allowed metrics, allowed rules, the single target set or None)
-_Pairs = tuple[frozenset[str], frozenset[str], "frozenset[str] | None"]
 
 
 def _orjson_loads() -> Callable[[bytes], Any] | None:
@@ -110,122 +114,135 @@ def _string_colons(node: Any) -> int:
 class FastPath:
     """Vouches for lines that are certainly valid tasks under one spec version."""
 
-    __slots__ = ("_categories", "_loads", "_stdlib")
+    __slots__ = ("parser", "vouch")
 
     def __init__(self, spec: SpecVersion, *, use_orjson: bool = True) -> None:
         metrics, rules = frozenset(spec.metrics), frozenset(spec.post_processes)
-        self._categories: dict[str, _Pairs] = {
-            name: (
-                frozenset(cat.metrics) & metrics,
-                frozenset(cat.post_processes) & rules,
-                frozenset(cat.single_target_from) if cat.single_target_from else None,
-            )
-            for name, cat in spec.categories.items()
-        }
+        # (category, metric, rule) -> the allowed single targets, or None for any
+        legal: dict[tuple[str, str, str], frozenset[str] | None] = {}
+        for name, cat in spec.categories.items():
+            single = frozenset(cat.single_target_from) if cat.single_target_from else None
+            for metric in frozenset(cat.metrics) & metrics:
+                for rule in frozenset(cat.post_processes) & rules:
+                    legal[(name, metric, rule)] = single
         loads = _orjson_loads() if use_orjson else None
-        self._stdlib = loads is None
-        self._loads: Callable[[bytes], Any] = loads if loads is not None else json.loads
-
-    @property
-    def parser(self) -> str:
+        self.parser = "orjson" if loads is not None else "json"
         """``"orjson"`` or ``"json"``: what the fast path parses with."""
-        return "json" if self._stdlib else "orjson"
+        self.vouch: Callable[[bytes], dict[str, Any] | None] = _make_vouch(legal, loads)
+        """``vouch(raw)``: the decoded task when ``raw`` (one line, with or without its
+        end of line) is certainly valid at stages 1-5; otherwise ``None`` (ask the
+        precise path)."""
 
-    def vouch(self, raw: bytes) -> dict[str, Any] | None:
-        """The decoded task when ``raw`` (one line, with or without its end of line)
-        is certainly valid at stages 1-5; otherwise ``None`` (ask the precise path)."""
+
+def _make_vouch(
+    legal: dict[tuple[str, str, str], frozenset[str] | None],
+    orjson_loads: Callable[[bytes], Any] | None,
+) -> Callable[[bytes], dict[str, Any] | None]:
+    # Everything the hot loop touches is a local of this closure: the checks run
+    # once per line, so attribute and global look-ups are worth avoiding.
+    colons_end, missing, max_few_shot = _COLONS, _MISSING, MAX_FEW_SHOT
+    count_keys, string_colons, embedded = _count_keys, _string_colons, find_embedded_few_shot
+    dumps: Callable[[Any], bytes] | None = None
+    if orjson_loads is not None:
+        import orjson
+
+        # orjson turns an integer beyond 64 bits into a float of magnitude >= 2**63,
+        # which it writes back with an exponent ("9.3e+18"); genuine smaller floats
+        # have none. Use that only if this orjson writes floats that way.
+        if all(b"e+" in orjson.dumps(x) for x in (2.0**63, -(2.0**63), 1e300)):
+            dumps = orjson.dumps
+    # An escaped colon could hide a repeated key.
+    escaped_colon = re.compile(rb"\\u003[aA]").search
+    json_loads = json.loads
+
+    def parse(raw: bytes) -> Any:
+        if orjson_loads is not None:
+            return orjson_loads(raw)
+        text = raw.decode("utf-8")
+        if "\\ud" in text or "\\uD" in text:  # maybe a lone surrogate: the precise path
+            raise ValueError
+        return json_loads(text)
+
+    def vouch(raw: bytes) -> dict[str, Any] | None:
         try:
-            if self._stdlib:
-                text = raw.decode("utf-8")
-                if "\\ud" in text or "\\uD" in text:  # maybe a lone surrogate
-                    return None
-                obj = self._loads(text)  # type: ignore[arg-type]
-            else:
-                obj = self._loads(raw)
+            obj = parse(raw)
         except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError
             return None
         if type(obj) is not dict:
             return None
-        keys = obj.keys()
-        if not (keys >= _REQUIRED and keys <= _FIELDS):
+        examples = obj.get("few_shot_examples", missing)
+        metadata = obj.get("metadata", missing)
+        # Exactly the six required keys (each read below; a missing one raises
+        # KeyError) plus the optional ones present: no unknown field.
+        if len(obj) != 6 + (examples is not missing) + (metadata is not missing):
             return None
-        task_id = obj["task_id"]
-        prompt = obj["prompt"]
-        targets = obj["targets"]
-        metric = obj["metric_name"]
-        rule = obj["post_process"]
-        if (
-            type(task_id) is not str
-            or type(prompt) is not str
-            or type(metric) is not str
-            or type(rule) is not str
-            or type(targets) is not list
-            or not targets
-        ):
+        try:
+            single = legal[(obj["category"], obj["metric_name"], obj["post_process"])]
+            task_id = obj["task_id"]
+            prompt = obj["prompt"]
+            targets = obj["targets"]
+        except (KeyError, TypeError):  # missing, not legal, or not even hashable
             return None
-        category = obj["category"]
-        if type(category) is not str:
+        if type(task_id) is not str or task_id.split() != [task_id]:  # empty or spaced
             return None
-        pairs = self._categories.get(category)
-        if pairs is None:
+        # A prompt that does not end in whitespace is not blank either.
+        if type(prompt) is not str or not prompt or prompt[-1].isspace():
             return None
-        allowed_metrics, allowed_rules, single = pairs
-        if metric not in allowed_metrics or rule not in allowed_rules:
+        if type(targets) is not list or not targets:
             return None
+        accounted = len(obj) + prompt.count(":") + task_id.count(":")  # keys, string colons
         for t in targets:
             if type(t) is not str:
                 return None
+            accounted += t.count(":")
         if single is not None and (len(targets) != 1 or targets[0] not in single):
             return None
-        if task_id.split() != [task_id]:  # empty, or holds whitespace
-            return None
-        if not prompt or prompt[-1].isspace():  # also covers a whitespace-only prompt
-            return None
-        keys_seen = len(obj)
-        colons = prompt.count(":")
         exact_few_shot = False
-        if prompt.endswith(_COLONS):
+        if prompt.endswith(colons_end):
             # Rule (b) needs the cue (the last token) earlier in the prompt too.
             cue = prompt.rsplit(None, 1)[-1]
             exact_few_shot = prompt.find(cue) != len(prompt) - len(cue)
-        examples = obj.get("few_shot_examples", _MISSING)
-        pairs_list: list[tuple[str, str]] = []
-        if examples is not _MISSING:
-            if type(examples) is not list or len(examples) > MAX_FEW_SHOT:
+        if examples is not missing:
+            if type(examples) is not list or len(examples) > max_few_shot:
                 return None
             for ex in examples:
-                if type(ex) is not dict or ex.keys() != _EXAMPLE_KEYS:
+                if type(ex) is not dict or len(ex) != 2:
                     return None
-                ex_prompt, completion = ex["prompt"], ex["completion"]
+                ex_prompt = ex.get("prompt")
+                completion = ex.get("completion")
                 if type(ex_prompt) is not str or type(completion) is not str:
                     return None
-                pairs_list.append((ex_prompt, completion))
-                colons += ex_prompt.count(":") + completion.count(":")
+                accounted += 2 + ex_prompt.count(":") + completion.count(":")
                 if not exact_few_shot:
-                    # Rule (a) needs every token of the rendered example in the prompt.
-                    tokens = (ex_prompt + " " + completion).split()
-                    exact_few_shot = bool(tokens) and all(tok in prompt for tok in tokens)
-            keys_seen += 2 * len(examples)
-        metadata = obj.get("metadata", _MISSING)
-        if metadata is not _MISSING:
+                    # Rule (a) needs every token of the rendered example in the prompt;
+                    # the completion's last token is the cheapest one to rule out.
+                    last = completion.rsplit(None, 1)
+                    if not last or last[-1] in prompt:
+                        tokens = (ex_prompt + " " + completion).split()
+                        exact_few_shot = bool(tokens) and all(tok in prompt for tok in tokens)
+        if metadata is not missing:
             if type(metadata) is not dict:
                 return None
-            k = _count_keys(metadata, 1)
-            if k < 0:
+            if dumps is not None:
+                try:
+                    dumped = dumps(metadata)
+                except TypeError:  # nested beyond orjson's limit
+                    return None
+                if b"e+" in dumped:  # maybe an integer orjson made a float
+                    return None
+                accounted += dumped.count(b":")  # its keys at every depth + string colons
+            else:
+                keys = count_keys(metadata, 1)
+                if keys < 0:
+                    return None
+                accounted += keys + string_colons(metadata)
+        if exact_few_shot:
+            pairs = [(ex["prompt"], ex["completion"]) for ex in obj.get("few_shot_examples", ())]
+            if embedded(prompt, pairs) is not None:
                 return None
-            keys_seen += k
-        if exact_few_shot and find_embedded_few_shot(prompt, pairs_list) is not None:
+        # No duplicate keys: see the module docstring for why this proves it.
+        if accounted != raw.count(b":") or (accounted and escaped_colon(raw) is not None):
             return None
-        return obj if self._no_duplicate_keys(raw, obj, keys_seen, colons) else None
+        return obj
 
-    def _no_duplicate_keys(
-        self, raw: bytes, obj: Mapping[str, Any], keys_seen: int, colons: int
-    ) -> bool:
-        raw_colons = raw.count(b":")
-        if keys_seen + colons != raw_colons:
-            # Colons in the rarer places: targets and metadata strings and keys.
-            colons += _string_colons(obj["targets"]) + _string_colons(obj.get("metadata"))
-            if keys_seen + colons != raw_colons:
-                return False
-        # An escaped colon could hide a repeated key; \u003 starts every such escape.
-        return colons == 0 or b"\\u003" not in raw
+    return vouch

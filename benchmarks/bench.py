@@ -1,0 +1,272 @@
+"""Measure ``evalspec validate`` against the orjson parse floor and its peers, in one run.
+
+    python benchmarks/bench.py --tasks 1000000 --repeats 3
+
+Every approach runs as its own process on the same file, once per round;
+each round also runs the floor (``orjson.loads`` per line), so every ratio
+is paired with a floor measured moments apart, which matters on a shared
+machine. Printed per approach: records/s (median), the per-record time as a
+multiple of the floor's (min / median / max over rounds) and peak RSS of
+the process tree. ``--startup`` adds start-up figures, ``--postprocess`` the
+post-process rules on 1 MB adversarial inputs, ``--scoring`` the metrics if
+``evalspec.score`` exists. Peers that are not installed are skipped (install
+the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from generate import generate  # noqa: E402  (a sibling script, not a package)
+
+PEERS = {  # approach -> (module it needs, what it reports)
+    "msgspec": ("msgspec", "first error only"),
+    "pydantic": ("pydantic", "field errors only"),
+    "fastjsonschema": ("fastjsonschema", "first error only"),
+    "jsonschema": ("jsonschema", "all schema errors"),
+}
+SLOW = {"jsonschema": 20_000}  # lines: the slowest peers run on a prefix
+
+
+def run(cmd: Sequence[str], out: str = os.devnull, ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB, the largest process of the tree) of one command."""
+    with open(out, "wb") as sink:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in ok:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-500:]}")
+    return elapsed, usage.ru_maxrss
+
+
+def ensure_file(n: int, path: Path) -> Path:
+    if not path.exists():
+        print(f"generating {n} tasks into {path} ...", file=sys.stderr)
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("wb") as f:
+            for line in generate(n):
+                f.write(line + b"\n")
+        tmp.rename(path)
+    return path
+
+
+def throughput(path: Path, repeats: int, jobs: int) -> None:
+    with path.open("rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
+    py = sys.executable
+    approaches: dict[str, tuple[list[str], int, str]] = {
+        "orjson.loads per line (floor)": (
+            [py, str(HERE / "peers.py"), "floor", str(path)],
+            lines,
+            "nothing",
+        ),
+        "evalspec validate --jobs 1": (
+            [py, "-m", "evalspec", "validate", "--jobs", "1", str(path)],
+            lines,
+            "all errors, line + rule + field",
+        ),
+        f"evalspec validate --jobs {jobs}": (
+            [py, "-m", "evalspec", "validate", "--jobs", str(jobs), str(path)],
+            lines,
+            "same output as --jobs 1",
+        ),
+    }
+    for name, (module, reports) in PEERS.items():
+        if importlib.util.find_spec(module) is None:
+            print(f"skipping {name}: not installed (pip install '.[bench]')", file=sys.stderr)
+            continue
+        limit = min(lines, SLOW.get(name, lines))
+        label = name if limit == lines else f"{name} (first {limit} lines)"
+        cmd = [py, str(HERE / "peers.py"), name, str(path), str(limit)]
+        approaches[label] = (cmd, limit, reports)
+    times: dict[str, list[float]] = {k: [] for k in approaches}
+    rss: dict[str, list[int]] = {k: [] for k in approaches}
+    outputs: dict[str, str] = {}
+    tmp = tempfile.mkdtemp(prefix="evalspec-bench-")
+    try:
+        for r in range(repeats):
+            for name, (cmd, _, _) in approaches.items():
+                out = os.devnull
+                if name.startswith("evalspec") and r == 0:
+                    out = outputs[name] = os.path.join(tmp, f"{len(outputs)}.txt")
+                seconds, peak = run(cmd, out, (0, 1) if name.startswith("evalspec") else (0,))
+                times[name].append(seconds)
+                rss[name].append(peak)
+                print(f"round {r + 1}: {name}: {seconds:.2f} s", file=sys.stderr)
+        same = len({Path(p).read_bytes() for p in outputs.values()}) == 1
+    finally:
+        shutil.rmtree(tmp)
+    floor_name = next(iter(approaches))
+    floor = [t / lines for t in times[floor_name]]
+    single = times["evalspec validate --jobs 1"]
+    print(f"\nfile: {path} ({lines} lines, {path.stat().st_size / 2**20:.0f} MiB), {repeats} rounds")
+    print(f"--jobs 1 and --jobs {jobs} output identical: {same}")
+    print(
+        f"--jobs {jobs} speed-up over --jobs 1 (paired, median): "
+        f"{statistics.median(a / b for a, b in zip(single, times[f'evalspec validate --jobs {jobs}'], strict=True)):.2f}x\n"
+    )
+    print("| approach | records/s (median) | × floor per record: min / median / max | peak RSS | reports |")
+    print("|---|---:|---|---:|---|")
+    for name, (_, n, reports) in approaches.items():
+        per = [t / n for t in times[name]]
+        ratios = [p / f for p, f in zip(per, floor, strict=True)]
+        rate = n / statistics.median(times[name])
+        print(
+            f"| {name} | {rate:,.0f} | {min(ratios):.2f} / {statistics.median(ratios):.2f} / "
+            f"{max(ratios):.2f} | {max(rss[name]) / 1024:.0f} MiB | {reports} |"
+        )
+
+
+def _ms(cmd: Sequence[str], repeats: int, env: dict[str, str] | None = None) -> tuple[float, float]:
+    xs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=False)
+        xs.append(time.perf_counter() - start)
+    return min(xs) * 1000, statistics.median(xs) * 1000
+
+
+def _fake_site(root: Path, n: int) -> None:
+    """``n`` installed distributions, each with entry points in some other group."""
+    for i in range(n):
+        info = root / f"fakedist{i}-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fakedist{i}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[console_scripts]\nfake{i} = fake{i}:main\n")
+
+
+def startup(repeats: int) -> None:
+    py = sys.executable
+    fixture = str(ROOT / "fixtures" / "tasks.jsonl")
+    validate = [py, "-m", "evalspec", "validate", fixture]
+    env = dict(os.environ)
+    nocache = dict(env, EVALSPEC_NO_PLUGIN_CACHE="1")
+    rows: list[tuple[str, list[str], dict[str, str]]] = [
+        ("python -c pass", [py, "-c", "pass"], env),
+        ("python -c 'import evalspec'", [py, "-c", "import evalspec"], env),
+        ("evalspec validate fixtures/tasks.jsonl", validate, env),
+        ("  same, plugin cache off", validate, nocache),
+    ]
+    with tempfile.TemporaryDirectory() as site:
+        _fake_site(Path(site), 500)
+        many = dict(env, PYTHONPATH=site)
+        rows += [
+            ("  with 500 more distributions installed", validate, many),
+            ("  same, plugin cache off", validate, dict(many, EVALSPEC_NO_PLUGIN_CACHE="1")),
+        ]
+        subprocess.run(validate, env=many, stdout=subprocess.DEVNULL, check=False)  # warm cache
+        print(f"\nstart-up, wall ms over {repeats} runs (min / median):\n")
+        print("| command | min ms | median ms |")
+        print("|---|---:|---:|")
+        base = None
+        for name, cmd, e in rows:
+            lo, mid = _ms(cmd, repeats, e)
+            base = base if base is not None else lo
+            print(f"| {name} | {lo:.1f} | {mid:.1f} |")
+        print(f"\n(ratios are to `python -c pass`, min {base:.1f} ms)")
+
+
+def _adversarial() -> dict[str, str]:
+    mb = 1 << 20
+    return {
+        "1 MB of spaces": " " * mb,
+        "1 MB of newlines": "\n" * mb,
+        "1 MB of backticks": "`" * mb,
+        "fence then 1 MB unclosed": "```python\n" + "x" * mb,
+        "1 MB of '``\\n'": "``\n" * (mb // 3),
+        "1 MB of lowercase letters": "f" * mb,
+        "1 MB alternating space/letter": " a" * (mb // 2),
+        "1 MB of \\r\\n blank lines": " \r\n" * (mb // 3),
+        "1 MB of lone surrogates": "\ud800" * mb,
+    }
+
+
+def postprocess(repeats: int) -> None:
+    import evalspec
+
+    registry = evalspec.default_registry()
+    inputs = _adversarial()
+    print("\npost-process rules on 1 MB adversarial inputs (worst case, min of repeats):\n")
+    print("| rule | worst input | ms (1 MB) | ms (2 MB) / ms (1 MB) |")
+    print("|---|---|---:|---:|")
+    for name, rule in registry.post_processors.items():
+        worst, worst_ms, growth = "", -1.0, 0.0
+        for label, text in inputs.items():
+            one = _best(lambda r=rule, t=text: r(t), repeats)
+            if one > worst_ms:
+                two = _best(lambda r=rule, t=text + text: r(t), repeats)
+                worst, worst_ms, growth = label, one, two / max(one, 1e-9)
+        print(f"| {name} | {worst} | {worst_ms:.2f} | {growth:.1f} |")
+
+
+def _best(fn: Callable[[], object], repeats: int) -> float:
+    xs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        xs.append(time.perf_counter() - start)
+    return min(xs) * 1000
+
+
+def scoring(repeats: int) -> None:
+    if importlib.util.find_spec("evalspec.score") is None:
+        print("\nscoring: evalspec.score does not exist in this checkout; skipped")
+        return
+    import evalspec
+
+    registry = evalspec.default_registry()
+    n = 100_000
+    print(f"\nscoring {n} predictions per metric (records/s, best of {repeats}):\n")
+    print("| metric | records/s |")
+    print("|---|---:|")
+    for name, metric in registry.metrics.items():
+        if metric.scorer is None:
+            continue
+        pairs = [(f"answer {i % 97}", [f"answer {i % 89}"]) for i in range(n)]
+        scorer = metric.scorer
+        ms = _best(lambda s=scorer: [s(p, t) for p, t in pairs], repeats)
+        print(f"| {name} | {n / (ms / 1000):,.0f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tasks", type=int, default=1_000_000)
+    parser.add_argument("--file", type=Path, help="default: a generated file in the temp dir")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--startup", action="store_true")
+    parser.add_argument("--postprocess", action="store_true")
+    parser.add_argument("--scoring", action="store_true")
+    args = parser.parse_args()
+    if not args.no_throughput:
+        path = args.file or Path(tempfile.gettempdir()) / f"evalspec-bench-{args.tasks}.jsonl"
+        throughput(ensure_file(args.tasks, path), args.repeats, args.jobs)
+    if args.startup:
+        startup(max(args.repeats, 20))
+    if args.postprocess:
+        postprocess(max(args.repeats, 5))
+    if args.scoring:
+        scoring(args.repeats)
+
+
+if __name__ == "__main__":
+    main()
