@@ -16,6 +16,7 @@ the ``bench`` extra).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import shutil
@@ -26,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -42,19 +44,31 @@ PEERS = {  # approach -> (module it needs, what it reports)
 SLOW = {"jsonschema": 20_000}  # lines: the slowest peers run on a prefix
 
 
+TIME = "/usr/bin/time"  # GNU time: its %M is the child's own peak RSS
+
+
 def run(cmd: Sequence[str], out: str = os.devnull, ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB, the largest process of the tree) of one command."""
-    with open(out, "wb") as sink:
+    """Wall seconds and peak RSS (KiB) of one command.
+
+    Through GNU time when present: a child forked straight from this (larger)
+    process would report this process's RSS as its own peak.
+    """
+    with tempfile.NamedTemporaryFile("r") as rss_file, open(out, "wb") as sink:
+        timed = [TIME, "-f", "%M", "-o", rss_file.name, *cmd] if os.path.exists(TIME) else cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(timed, stdout=sink, stderr=subprocess.PIPE)
         assert proc.stderr is not None
         err = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        peak = usage.ru_maxrss
+        if timed is not cmd:
+            reported = rss_file.read().strip().splitlines()
+            peak = int(reported[-1]) if reported and reported[-1].isdigit() else peak
     if proc.returncode not in ok:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-500:]}")
-    return elapsed, usage.ru_maxrss
+    return elapsed, peak
 
 
 def ensure_file(n: int, path: Path) -> Path:
@@ -117,13 +131,17 @@ def throughput(path: Path, repeats: int, jobs: int) -> None:
     floor_name = next(iter(approaches))
     floor = [t / lines for t in times[floor_name]]
     single = times["evalspec validate --jobs 1"]
-    print(f"\nfile: {path} ({lines} lines, {path.stat().st_size / 2**20:.0f} MiB), {repeats} rounds")
-    print(f"--jobs 1 and --jobs {jobs} output identical: {same}")
     print(
-        f"--jobs {jobs} speed-up over --jobs 1 (paired, median): "
-        f"{statistics.median(a / b for a, b in zip(single, times[f'evalspec validate --jobs {jobs}'], strict=True)):.2f}x\n"
+        f"\nfile: {path} ({lines} lines, {path.stat().st_size / 2**20:.0f} MiB), {repeats} rounds"
     )
-    print("| approach | records/s (median) | × floor per record: min / median / max | peak RSS | reports |")
+    print(f"--jobs 1 and --jobs {jobs} output identical: {same}")
+    parallel = times[f"evalspec validate --jobs {jobs}"]
+    speedup = statistics.median(a / b for a, b in zip(single, parallel, strict=True))
+    print(f"--jobs {jobs} speed-up over --jobs 1 (paired, median): {speedup:.2f}x\n")
+    print(
+        "| approach | records/s (median) | x floor per record: min / median / max "
+        "| peak RSS | reports |"
+    )
     print("|---|---:|---|---:|---|")
     for name, (_, n, reports) in approaches.items():
         per = [t / n for t in times[name]]
@@ -210,9 +228,9 @@ def postprocess(repeats: int) -> None:
     for name, rule in registry.post_processors.items():
         worst, worst_ms, growth = "", -1.0, 0.0
         for label, text in inputs.items():
-            one = _best(lambda r=rule, t=text: r(t), repeats)
+            one = _best(functools.partial(rule, text), repeats)
             if one > worst_ms:
-                two = _best(lambda r=rule, t=text + text: r(t), repeats)
+                two = _best(functools.partial(rule, text + text), repeats)
                 worst, worst_ms, growth = label, one, two / max(one, 1e-9)
         print(f"| {name} | {worst} | {worst_ms:.2f} | {growth:.1f} |")
 
@@ -224,6 +242,11 @@ def _best(fn: Callable[[], object], repeats: int) -> float:
         fn()
         xs.append(time.perf_counter() - start)
     return min(xs) * 1000
+
+
+def _score_all(scorer: Callable[[str, Sequence[str]], float], pairs: list[Any]) -> None:
+    for prediction, targets in pairs:
+        scorer(prediction, targets)
 
 
 def scoring(repeats: int) -> None:
@@ -242,7 +265,7 @@ def scoring(repeats: int) -> None:
             continue
         pairs = [(f"answer {i % 97}", [f"answer {i % 89}"]) for i in range(n)]
         scorer = metric.scorer
-        ms = _best(lambda s=scorer: [s(p, t) for p, t in pairs], repeats)
+        ms = _best(functools.partial(_score_all, scorer, pairs), repeats)
         print(f"| {name} | {n / (ms / 1000):,.0f} |")
 
 

@@ -171,8 +171,11 @@ def fastjsonschema_check() -> Callable[[bytes], bool]:
 
 def jsonschema_check() -> Callable[[bytes], bool]:
     """jsonschema Draft 2020-12 ``iter_errors`` on orjson-decoded lines (all errors)."""
-    import jsonschema
+    import importlib
+
     import orjson
+
+    jsonschema = importlib.import_module("jsonschema")  # ships no type information
 
     validator = jsonschema.Draft202012Validator(SCHEMA)
 

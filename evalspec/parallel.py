@@ -31,7 +31,7 @@ from evalspec.registry import default_registry
 from evalspec.validate import LineResult, duplicate_record, line_verdict
 from evalspec.versions import SpecVersion
 
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 4 << 20
 """Bytes per chunk: big enough to amortize a round trip, small enough to stream."""
 
 MIN_BYTES_PER_JOB = 16 << 20
@@ -50,8 +50,10 @@ class ChunkResult:
     errors: list[LineResult]
     ids: str
     """The valid lines' task ids joined by newlines (a valid id holds no whitespace)."""
-    id_lines: array[int]
-    id_offsets: array[int]
+    skipped: array[int]
+    """The numbers of the lines that are not valid tasks (invalid or blank)."""
+    lengths: array[int]
+    """Each line's length in bytes, without its newline (to find a line again)."""
 
 
 @attrs.define
@@ -114,37 +116,32 @@ def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | Non
     # Line 1 may carry a BOM; any other chunk's first line is numbered 2 so it
     # is never taken for line 1. The parent renumbers.
     origin = 1 if start == 0 else 2
-    number = origin - 1
-    offset = start
-    total = 0
+    n = len(lines)
+    # The hot loop runs in C (map); only lines the fast path cannot vouch for
+    # (None) come back to Python, found with list.index.
+    got: list[str | None] = list(map(fast.vouch_id, lines)) if fast is not None else [None] * n
     errors: list[LineResult] = []
-    ids: list[str] = []
-    id_lines = array("q")
-    id_offsets = array("q")
-    vouch = fast.vouch if fast is not None else None
-    for raw in lines:
-        number += 1
-        obj = vouch(raw) if vouch is not None else None
-        if obj is not None:
-            ids.append(obj["task_id"])
-            id_lines.append(number)
-            id_offsets.append(offset)
-            total += 1
+    skipped = array("q")
+    blanks = 0
+    i = -1
+    while True:
+        try:
+            i = got.index(None, i + 1)
+        except ValueError:
+            break
+        verdict = line_verdict(origin + i, lines[i], spec)
+        if verdict is not None and verdict.task is not None:
+            got[i] = verdict.task.task_id
+            continue
+        skipped.append(origin + i)
+        if verdict is None:
+            blanks += 1
         else:
-            verdict = line_verdict(number, raw, spec)
-            if verdict is not None:
-                total += 1
-                if verdict.task is not None:
-                    ids.append(verdict.task.task_id)
-                    id_lines.append(number)
-                    id_offsets.append(offset)
-                else:
-                    errors.append(verdict)
-        offset += len(raw) + 1
+            errors.append(verdict)
+    ids = "\n".join(filter(None, got))  # valid ids are never empty
+    lengths = array("q", map(len, lines))
     end = start + len(data)
-    return ChunkResult(
-        start, end, origin, len(lines), total, errors, "\n".join(ids), id_lines, id_offsets
-    )
+    return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
 
 
 def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
@@ -284,12 +281,18 @@ def _resolve(
 ) -> Iterator[LineResult]:
     shift = first_line - result.origin
     ids = result.ids.split("\n") if result.ids else []
-    repeats = seen.add_all(ids, result.id_lines, shift)
+    skip = set(result.skipped)
+    end = result.origin + result.lines
+    numbers = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
+    repeats = seen.add_all(ids, numbers, shift)
     duplicates: list[LineResult] = []
-    for pos, first in repeats:
-        number = result.id_lines[pos] + shift
-        record = duplicate_record(number, ids[pos], first, line_at(result.id_offsets[pos]))
-        duplicates.append(LineResult(number, None, (record,)))
+    if repeats:
+        starts = list(itertools.accumulate(result.lengths, lambda a, b: a + b + 1, initial=0))
+        for pos, first in repeats:
+            offset = result.start + starts[numbers[pos] - result.origin]
+            number = numbers[pos] + shift
+            record = duplicate_record(number, ids[pos], first, line_at(offset))
+            duplicates.append(LineResult(number, None, (record,)))
     errors = result.errors
     if shift:
         errors = [_renumber(r, shift) for r in errors]
