@@ -180,3 +180,27 @@ def test_ctrl_c_stops_cleanly_with_exit_130() -> None:
     assert proc.returncode == 130
     assert b"Traceback" not in err
     assert b"interrupted" in err
+
+
+def test_ctrl_c_stops_worker_processes_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    bad = _line("bad", targets=[])
+    template = _line("ID")
+    with path.open("wb") as f:
+        f.write(bad + b"\n")  # an early error line shows that checking has started
+        for block in range(200):  # ~40 MB: ten chunks, seconds of work
+            lines = (template.replace(b'"ID"', b'"id%d-%d"' % (block, i)) for i in range(1000))
+            f.write(b"\n".join(lines) + b"\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalspec", "validate", "--jobs", "2", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert b"empty_targets" in first
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
