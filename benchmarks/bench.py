@@ -45,6 +45,8 @@ SLOW = {"jsonschema": 20_000}  # lines: the slowest peers run on a prefix
 
 
 TIME = "/usr/bin/time"  # GNU time: its %M is the child's own peak RSS
+# Measure as installed code runs: with byte-code caches, not compiling every start.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run(cmd: Sequence[str], out: str = os.devnull, ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
@@ -56,7 +58,7 @@ def run(cmd: Sequence[str], out: str = os.devnull, ok: tuple[int, ...] = (0,)) -
     with tempfile.NamedTemporaryFile("r") as rss_file, open(out, "wb") as sink:
         timed = [TIME, "-f", "%M", "-o", rss_file.name, *cmd] if os.path.exists(TIME) else cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(timed, stdout=sink, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(timed, stdout=sink, stderr=subprocess.PIPE, env=ENV)
         assert proc.stderr is not None
         err = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -80,6 +82,29 @@ def ensure_file(n: int, path: Path) -> Path:
                 f.write(line + b"\n")
         tmp.rename(path)
     return path
+
+
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def machine_parallelism(jobs: int) -> float:
+    """How much faster ``jobs`` processes burn CPU than one, right now (1.0 to jobs)."""
+    import multiprocessing
+
+    work = [3_000_000] * (2 * jobs)
+    start = time.perf_counter()
+    for n in work:
+        _burn(n)
+    serial = time.perf_counter() - start
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        start = time.perf_counter()
+        pool.map(_burn, work)
+        parallel = time.perf_counter() - start
+    return serial / parallel
 
 
 def throughput(path: Path, repeats: int, jobs: int) -> None:
@@ -137,7 +162,11 @@ def throughput(path: Path, repeats: int, jobs: int) -> None:
     print(f"--jobs 1 and --jobs {jobs} output identical: {same}")
     parallel = times[f"evalspec validate --jobs {jobs}"]
     speedup = statistics.median(a / b for a, b in zip(single, parallel, strict=True))
-    print(f"--jobs {jobs} speed-up over --jobs 1 (paired, median): {speedup:.2f}x\n")
+    print(f"--jobs {jobs} speed-up over --jobs 1 (paired, median): {speedup:.2f}x")
+    print(
+        f"(calibration: a trivial CPU-bound pool of {jobs} ran {machine_parallelism(jobs):.2f}x "
+        "faster than one process on this machine just now)\n"
+    )
     print(
         "| approach | records/s (median) | x floor per record: min / median / max "
         "| peak RSS | reports |"
@@ -153,7 +182,7 @@ def throughput(path: Path, repeats: int, jobs: int) -> None:
         )
 
 
-def _ms(cmd: Sequence[str], repeats: int, env: dict[str, str] | None = None) -> tuple[float, float]:
+def _ms(cmd: Sequence[str], repeats: int, env: dict[str, str]) -> tuple[float, float]:
     xs = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -175,7 +204,8 @@ def startup(repeats: int) -> None:
     py = sys.executable
     fixture = str(ROOT / "fixtures" / "tasks.jsonl")
     validate = [py, "-m", "evalspec", "validate", fixture]
-    env = dict(os.environ)
+    env = dict(ENV)
+    subprocess.run(validate, env=env, stdout=subprocess.DEVNULL, check=False)  # byte-code
     nocache = dict(env, EVALSPEC_NO_PLUGIN_CACHE="1")
     rows: list[tuple[str, list[str], dict[str, str]]] = [
         ("python -c pass", [py, "-c", "pass"], env),
