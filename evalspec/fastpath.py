@@ -187,7 +187,11 @@ def _make_vouch(
             targets = obj["targets"]
         except (KeyError, TypeError):  # missing, not legal, or not even hashable
             return None
-        if type(task_id) is not str or task_id.split() != [task_id]:  # empty or spaced
+        # Non-empty and no whitespace. Every whitespace character but " " is
+        # non-printable, so a printable id needs no split.
+        if type(task_id) is not str or not task_id or " " in task_id:
+            return None
+        if not task_id.isprintable() and task_id.split() != [task_id]:
             return None
         # A prompt that does not end in whitespace is not blank either.
         if type(prompt) is not str or not prompt or prompt[-1].isspace():
@@ -204,7 +208,8 @@ def _make_vouch(
         exact_few_shot = False
         if prompt.endswith(colons_end):
             # Rule (b) needs the cue (the last token) earlier in the prompt too.
-            cue = prompt.rsplit(None, 1)[-1]
+            tail = prompt[-64:].rsplit(None, 1)  # the last token, without copying it all
+            cue = tail[-1] if len(tail) == 2 else prompt.rsplit(None, 1)[-1]
             exact_few_shot = prompt.find(cue) != len(prompt) - len(cue)
         if examples is not missing:
             if type(examples) is not list or len(examples) > max_few_shot:
