@@ -95,3 +95,19 @@ class SpecVersionError(EvalspecError):
 
 class MigrationError(EvalspecError):
     """A migration, or the chain of migrations, is malformed."""
+
+
+class MissingDependencyError(EvalspecError):
+    """An optional dependency (an extra) needed for what was asked is not installed."""
+
+    def __init__(self, what: str, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{what} needs the {package!r} package, which is not installed: "
+            f"pip install 'evalspec[{extra}]'"
+        )
+
+
+class ScoringError(EvalspecError):
+    """A prediction could not be scored (no scorer, no targets, a sandbox failure)."""
