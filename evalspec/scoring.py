@@ -126,11 +126,10 @@ def open_sandbox(
     :raises SandboxUnavailable: the sandbox cannot reach ``minimum_tier``.
     """
     # Imported here: the sandbox is needed only when code runs.
-    from evalspec import sandbox as sandbox_module
+    from evalspec.sandbox import Limits, Sandbox, require_opt_in
 
-    sandbox_module.require_opt_in(allow_code_exec)
-    chosen = sandbox_module.Limits() if limits is None else limits
-    return sandbox_module.Sandbox(chosen, minimum_tier=minimum_tier)
+    require_opt_in(allow_code_exec)
+    return Sandbox(Limits() if limits is None else limits, minimum_tier=minimum_tier)
 
 
 def score(
@@ -163,9 +162,9 @@ def _sandbox_for(allow_code_exec: bool, sandbox: Any) -> Any:
     """The caller's sandbox once the opt-in is checked, or a new default one."""
     if sandbox is None:
         return open_sandbox(allow_code_exec)
-    from evalspec import sandbox as sandbox_module
+    from evalspec.sandbox import require_opt_in
 
-    sandbox_module.require_opt_in(allow_code_exec)
+    require_opt_in(allow_code_exec)
     return sandbox
 
 

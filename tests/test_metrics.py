@@ -33,7 +33,7 @@ def ref_bleu(prediction: str, targets: Sequence[str]) -> float:
 
 
 def ref_rouge(prediction: str, targets: Sequence[str]) -> float:
-    return max(ROUGE.score(t, prediction)["rougeL"].fmeasure for t in targets)
+    return max(float(ROUGE.score(t, prediction)["rougeL"].fmeasure) for t in targets)
 
 
 def ref_f1(prediction: str, targets: Sequence[str]) -> float:

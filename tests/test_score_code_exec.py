@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from evalspec.sandbox import CodeExecNotAllowed, Limits, RunResult, Sandbox, TaskResult
 from report_schema import check_report
 
 from evalspec import ScoringError, TaskSpec, score, score_task, score_tasks
 from evalspec.fixtures import fixture_dir
+from evalspec.sandbox import CodeExecNotAllowed, Limits, RunResult, Sandbox, TaskResult
 
 ADD = "def add(a, b):\n    return a + b\n"
 ADD_TESTS = ["assert add(2, 3) == 5", "assert add(-1, 1) == 0"]

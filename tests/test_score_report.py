@@ -123,10 +123,13 @@ def test_no_bootstrap_gives_null_intervals_with_a_reason() -> None:
     assert stat["ci95"] is None and "reason" in stat
 
 
+METADATA: list[dict[str, Any]] = [{"n": 1, "flag": True}, {"n": 1}, {"n": 2, "tags": ["a"]}]
+
+
 def test_metadata_values_group_by_their_json_text_and_lists_are_noted() -> None:
     tasks = [
         TaskSpec(f"t{i}", "classification", "Label it.", ["x"], "exact_match", "none", (), meta)
-        for i, meta in enumerate([{"n": 1, "flag": True}, {"n": 1}, {"n": 2, "tags": ["a"]}])
+        for i, meta in enumerate(METADATA)
     ]
     scores = score_tasks(tasks, {"t0": "x", "t1": "y", "t2": "x"})
     r = build_report(tasks, scores)
