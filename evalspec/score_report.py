@@ -11,7 +11,7 @@ two runs on the same files give byte-identical JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -37,6 +37,31 @@ def _label_value(value: Any) -> str | None:
     if value is None or isinstance(value, (bool, int, float)):
         return json.dumps(value)
     return None
+
+
+def _no_rouge_tokens(targets: Sequence[str]) -> bool:
+    # rouge-score's default tokenizer keeps only ASCII letters and digits.
+    return not any(ch.isascii() and ch.isalnum() for t in targets for ch in t)
+
+
+TARGET_CHECKS: dict[str, tuple[Callable[[Sequence[str]], bool], str]] = {
+    "rouge_l": (
+        _no_rouge_tokens,
+        "no target has an ASCII letter or digit, so rouge-score's tokenizer finds no tokens "
+        "and the task scores 0 whatever the output (non-Latin text needs another metric)",
+    ),
+}
+"""Metric -> (targets check, why): tasks a metric cannot score meaningfully, noted in the report."""
+
+
+def _target_notes(tasks: Sequence[TaskSpec]) -> list[str]:
+    notes = []
+    for metric, (check, why) in TARGET_CHECKS.items():
+        hit = [t.task_id for t in tasks if t.metric_name == metric and check(t.targets)]
+        if hit:
+            shown = ", ".join(hit[:5]) + (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
+            notes.append(f"{metric}: {len(hit)} tasks ({shown}): {why}")
+    return notes
 
 
 def _package_version(name: str) -> str | None:
@@ -89,6 +114,7 @@ def build_report(
         raise ValueError(msg)
     reg = default_registry() if registry is None else registry
     note_list = list(notes)
+    note_list.extend(_target_notes(tasks))
 
     by_metric: dict[str, list[float]] = {}
     by_category: dict[str, list[float]] = {}

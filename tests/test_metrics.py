@@ -285,3 +285,10 @@ def test_scores_are_plain_floats() -> None:
         value = evalspec.score(name, "the cat", ["the cat sat"])
         assert type(value) is float
         assert math.isfinite(value)
+
+
+def test_bleu_4_is_not_a_best_target_metric() -> None:
+    # Why bleu_4 does not declare best_target_wins: a reference closer in
+    # length to the prediction changes the brevity penalty and can lower BLEU.
+    assert metrics.bleu_4("a b c d", ["a b", "x y z w q"]) < metrics.bleu_4("a b c d", ["a b"])
+    assert not evalspec.default_registry().metric("bleu_4").best_target_wins

@@ -184,3 +184,14 @@ def test_markdown_escapes_pipes_in_task_text() -> None:
     r = build_report([task], score_tasks([task], {"a|b": "x|y"}))
     md = format_report(r, "markdown")
     assert "| a\\|b |" in md
+
+
+def test_rouge_l_tasks_without_ascii_tokens_are_noted_never_a_silent_zero() -> None:
+    tasks = [
+        TaskSpec("zh", "summary", "Summarize.", ["我爱北京"], "rouge_l", "none"),
+        TaskSpec("en", "summary", "Summarize.", ["I love Beijing"], "rouge_l", "none"),
+    ]
+    r = build_report(tasks, score_tasks(tasks, {"zh": "我爱北京", "en": "I love Beijing"}))
+    assert [row["score"] for row in r["rows"]] == [0.0, 1.0]
+    [note] = [n for n in r["notes"] if n.startswith("rouge_l:")]
+    assert "1 tasks (zh)" in note
