@@ -208,3 +208,15 @@ def test_progress_goes_to_stderr_only_when_it_is_a_terminal(files: tuple[Path, P
     assert proc.returncode == 0
     assert "evalspec: scored 8/8" in b"".join(chunks).decode()
     json.loads(proc.stdout)  # progress never reaches stdout
+
+
+def test_an_empty_tasks_file_is_a_problem_with_null_figures(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"\n\n")
+    proc = run(empty, empty, "--format", "json")
+    assert proc.returncode == 1
+    assert "no valid task" in proc.stderr
+    report = json.loads(proc.stdout)
+    check_report(report)
+    assert report["counts"]["tasks"] == 0
+    assert report["corpus"] == {"bleu_4": None}

@@ -44,8 +44,8 @@ def add_parser(sub: Any) -> None:
         "line), post-process each output with its task's rule, score it with the task's "
         "metric, and report per task and per group with bootstrap 95%% intervals. Refuses "
         "to start on invalid tasks unless --allow-bad-tasks. Exit 0 when clean, 1 when "
-        "tasks were refused or the predictions file has problems (the report is still "
-        "written), 2 on usage or I/O errors.",
+        "tasks were refused, none is valid, or the predictions file has problems (then "
+        "the report is still written), 2 on usage or I/O errors.",
     )
     p.add_argument("tasks", metavar="TASKS", help="tasks.jsonl")
     p.add_argument("predictions", metavar="PREDICTIONS", help="predictions JSONL")
@@ -158,6 +158,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     notes = []
+    if not validation.validated:
+        # An empty dataset is a problem, not a score: its aggregates are all null.
+        print(f"evalspec: {args.tasks} holds no valid task to score", file=sys.stderr)
+        notes.append("the tasks file holds no valid task")
     if predictions.for_invalid_tasks:
         notes.append(
             f"{predictions.for_invalid_tasks} predictions name invalid tasks and were not scored"
@@ -195,4 +199,4 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     else:
         sys.stdout.write(text)
-    return EXIT_PROBLEMS if predictions.problems else EXIT_OK
+    return EXIT_PROBLEMS if predictions.problems or not validation.validated else EXIT_OK
