@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
         help="score model outputs against a task file and report",
         description='Validate TASKS and PREDICTIONS (JSONL, one {"task_id", "output"} per '
         "line), post-process each output with its task's rule, score it with the task's "
-        "metric, and report per task and per group with bootstrap 95%% intervals. Refuses "
+        "metric, and report per task and per group with bootstrap 95% intervals. Refuses "
         "to start on invalid tasks unless --allow-bad-tasks. Exit 0 when clean, 1 when "
         "tasks were refused, none is valid, or the predictions file has problems (then "
         "the report is still written), 2 on usage or I/O errors.",
