@@ -150,3 +150,32 @@ def test_the_bundled_fixtures_score_in_one_command(tmp_path: Path) -> None:
         "invalid_tasks": 0,
         "invalid_predictions": 0,
     }
+
+
+def _run_fixtures(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    fixtures = fixture_dir()
+    tasks = tmp_path / "tasks.jsonl"
+    preds = tmp_path / "predictions.jsonl"
+    tasks.write_bytes(fixtures.joinpath("tasks.jsonl").read_bytes())
+    preds.write_bytes(fixtures.joinpath("predictions.jsonl").read_bytes())
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", "score", str(tasks), str(preds), *extra],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_min_isolation_at_the_tier_in_force_runs(tmp_path: Path) -> None:
+    tier = Sandbox().tier
+    proc = _run_fixtures(tmp_path, "--allow-code-exec", "--min-isolation", tier, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["provenance"]["code_exec"] == {"isolation_tier": tier}
+
+
+def test_an_unknown_min_isolation_tier_is_a_usage_error(tmp_path: Path) -> None:
+    proc = _run_fixtures(tmp_path, "--allow-code-exec", "--min-isolation", "fortress")
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "fortress" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -14,7 +14,7 @@ from evalspec.commands.validate import format_error
 from evalspec.predictions import PredictionProblem, read_predictions
 from evalspec.registry import default_registry
 from evalspec.score_report import FORMATS, build_report, format_report
-from evalspec.scoring import score_tasks
+from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -60,6 +60,12 @@ def add_parser(sub: Any) -> None:
         "--allow-code-exec",
         action="store_true",
         help="run code_exec tasks: model output is executed in the sandbox",
+    )
+    p.add_argument(
+        "--min-isolation",
+        metavar="TIER",
+        help="refuse to run code_exec below this sandbox isolation tier "
+        "(strongest first: namespace, uid-drop, rlimits-only; default: any)",
     )
     p.add_argument(
         "--jobs",
@@ -166,11 +172,17 @@ def run(args: argparse.Namespace) -> int:
         notes.append(
             f"{predictions.for_invalid_tasks} predictions name invalid tasks and were not scored"
         )
+    # Opened before scoring, so a sandbox that cannot reach the asked tier
+    # stops the run before any task is scored.
+    sandbox = (
+        open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation) if code_tasks else None
+    )
     scores = score_tasks(
         validation.validated,
         predictions.outputs,
         registry=registry,
         allow_code_exec=args.allow_code_exec,
+        sandbox=sandbox,
         jobs=args.jobs,
         progress=_progress if sys.stderr.isatty() else None,
     )
