@@ -175,9 +175,9 @@ def _collect(
     """Call one registration hook plugin by plugin; entries keyed by name (or version)."""
     found: dict[Any, Any] = {}
     caller = getattr(pm.hook, hook_name)
-    # Call in registration order (pluggy's call order is LIFO), so that "first"
-    # and "second" in a duplicate-name message mean what they say.
-    for impl in reversed(caller.get_hookimpls()):
+    # get_hookimpls() lists impls in registration order (pluggy *calls* them
+    # LIFO), so "first" and "second" in a duplicate-name message mean what they say.
+    for impl in caller.get_hookimpls():
         owner = impl.plugin_name
         state = {"open": True}
 

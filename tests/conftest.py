@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 
+import evalspec_plugins
 import pytest
 from hypothesis import HealthCheck, settings
 
-import evalspec_plugins
-from evalspec import Registry, build_registry
+from evalspec import PostProcessRule, Registry, build_registry
 
 settings.register_profile(
     "ci",
@@ -40,3 +40,25 @@ def builtin_plugins() -> list[object]:
 def registry(builtin_plugins: list[object]) -> Registry:
     """A registry of the built-in plugins only, at the newest spec version."""
     return build_registry(builtin_plugins, entry_points=False)
+
+
+def property_registries() -> list[Registry]:
+    """Registries whose rules and metrics the property suites fuzz.
+
+    The installed registry (built-in plus every installed plugin) always; test
+    plugins add theirs here, so a rule a plugin adds is fuzzed with no extra
+    test code.
+    """
+    from evalspec import default_registry
+
+    return [default_registry()]
+
+
+@pytest.fixture(scope="session")
+def all_rules() -> list[PostProcessRule]:
+    """Every post-process rule of every registry under test, once per name and owner."""
+    seen: dict[tuple[str, int], PostProcessRule] = {}
+    for reg in property_registries():
+        for rule in reg.post_processors.values():
+            seen.setdefault((rule.name, id(rule.function)), rule)
+    return list(seen.values())

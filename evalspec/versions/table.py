@@ -27,9 +27,15 @@ class CategoryPairs:
     single_target_from: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SpecVersion:
     """The vocabulary and pair table in force at one spec version."""
+
+    def __repr__(self) -> str:
+        return (
+            f"<SpecVersion {self.version}: {len(self.categories)} categories, "
+            f"{len(self.metrics)} metrics, {len(self.post_processes)} post-process rules>"
+        )
 
     version: int
     categories: Mapping[str, CategoryPairs]
@@ -79,7 +85,7 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
         cur = by_version[start].parent
         while cur is not None and cur in by_version:
             if cur in seen:
-                cycle = seen[seen.index(cur) :] + [cur]
+                cycle = [*seen[seen.index(cur) :], cur]
                 problems.append(f"cycle: {' -> '.join(map(str, cycle))}")
                 break
             seen.append(cur)
