@@ -307,7 +307,6 @@ def test_thread_bomb_is_contained(sandbox: Sandbox) -> None:
     )
     result = sandbox.run(bomb, TEST)
     assert result.status in ("fail", "oom", "timeout")
-    assert result.status != "pass"
     _goes_on(sandbox)
 
 
@@ -474,10 +473,10 @@ def test_escaped_grandchild_is_killed_on_timeout_too(tier: str, marker_dir: Path
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeakIsolationWarning)
         sb = Sandbox(Limits(cpu_seconds=2, wall_seconds=1.0), tier=tier)
-    result = sb.run(_escaper(marker_dir, 1.5) + "time.sleep(60)\n", TEST)
+    result = sb.run(_escaper(marker_dir, 1.0) + "time.sleep(60)\n", TEST)
     assert result.status == "timeout"
     assert (marker_dir / "started").exists()
-    time.sleep(2.5)
+    time.sleep(2.0)
     assert not (marker_dir / "survived").exists()
 
 
