@@ -100,27 +100,26 @@ def _run_program(fd: int, nonce: str, limits: list[int]) -> None:
         os.close(devnull)
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
         path = os.path.join(os.getcwd(), PROGRAM)
-        with open(path, encoding="utf-8") as fh:
+        with open(path, "rb") as fh:
             source = fh.read()
-        code = compile(source, path, "exec")
+        import builtins
+        import traceback
+
         _set_limits(*limits)
     except BaseException as exc:  # anything here is the sandbox's fault
         _emit(fd, f"S program setup failed: {type(exc).__name__}: {exc}")
         os._exit(SETUP_FAILED)
     _emit(fd, "R")
-    import builtins
-
     sys.argv = [path]
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
     try:
-        exec(code, namespace)
+        # Compiling is part of the program: a syntax error is a failed test.
+        exec(compile(source, path, "exec"), namespace)
     except SystemExit:
         raise  # the program chose its exit status; no nonce, so never a pass
     except BaseException as exc:
         if isinstance(exc, MemoryError):
             _emit(fd, "M")
-        import traceback
-
         # Start the traceback at the program, not at this driver's frame.
         tb = exc.__traceback__
         traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)

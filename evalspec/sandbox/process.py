@@ -123,7 +123,9 @@ def _make_workdir(plan: LaunchPlan, source: str) -> str:
     workdir = tempfile.mkdtemp(prefix="evalspec-sandbox-")
     os.chmod(workdir, stat.S_IRWXU)
     program = os.path.join(workdir, "program.py")
-    with open(program, "w", encoding="utf-8") as fh:
+    # surrogatepass: text that is not valid UTF-8 reaches the program, where
+    # compiling it fails as the program's own error, not the harness's.
+    with open(program, "w", encoding="utf-8", errors="surrogatepass") as fh:
         fh.write(source)
     if plan.owner is not None:
         os.chown(program, *plan.owner)
