@@ -235,6 +235,14 @@ def score_tasks(
         raise ValueError(msg)
     reg = _registry(registry)
     task_list = list(tasks)
+    # Checked up front, so a run does not stop halfway on a metric that cannot score.
+    unscorable = sorted(
+        {t.metric_name for t in task_list if reg.metric(t.metric_name).scorer is None}
+    )
+    if unscorable:
+        names = ", ".join(unscorable)
+        msg = f"metric(s) {names} are registered without a scorer, so they cannot score"
+        raise ScoringError(msg)
     sandboxed = [
         i
         for i, t in enumerate(task_list)

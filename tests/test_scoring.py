@@ -127,6 +127,16 @@ def test_a_metric_without_a_scorer_is_refused() -> None:
     reg = registry_with("nameonly", None)
     with pytest.raises(ScoringError, match="without a scorer"):
         score("nameonly", "a", ["a"], registry=reg)
+    scored: list[tuple[int, int]] = []
+    tasks = [
+        TaskSpec("ok", "mcq", "Pick.", ["B"], "exact_match", "none"),
+        TaskSpec("no", "mcq", "Pick.", ["B"], "nameonly", "none"),
+    ]
+    with pytest.raises(ScoringError, match="nameonly"):
+        score_tasks(
+            tasks, {"ok": "B", "no": "B"}, registry=reg, progress=lambda d, n: scored.append((d, n))
+        )
+    assert scored == []  # refused before any task was scored
 
 
 @pytest.mark.parametrize(
