@@ -1,0 +1,50 @@
+"""The few git operations lint and diff need, through the real ``git`` binary."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from evalspec.errors import EvalspecError
+
+
+class GitError(EvalspecError):
+    """A git command failed for a reason other than a missing file."""
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except FileNotFoundError:
+        raise GitError("git is not installed (needed for version checks and --rev)") from None
+
+
+def toplevel(path: Path) -> Path | None:
+    """The work tree root of the repository holding ``path``, or ``None`` outside git."""
+    where = path if path.is_dir() else path.parent
+    try:
+        proc = _git(["rev-parse", "--show-toplevel"], where)
+    except GitError:
+        return None
+    if proc.returncode != 0:
+        return None
+    return Path(proc.stdout.decode().strip())
+
+
+def has_commit(root: Path, rev: str) -> bool:
+    """Whether ``rev`` names a commit (false in a repository without commits yet)."""
+    proc = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], root)
+    return proc.returncode == 0
+
+
+def show(root: Path, rev: str, relpath: str) -> bytes | None:
+    """The bytes of ``relpath`` (relative to ``root``) at ``rev``; ``None`` if absent there.
+
+    :raises GitError: ``rev`` is not a revision of the repository.
+    """
+    if not has_commit(root, rev):
+        raise GitError(f"unknown revision {rev!r}")
+    proc = _git(["show", f"{rev}:{relpath}"], root)
+    if proc.returncode != 0:
+        return None
+    return proc.stdout
