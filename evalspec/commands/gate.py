@@ -45,6 +45,17 @@ def _config(args: argparse.Namespace) -> Path:
     return layout.gates_file if layout is not None else Path("config") / "gates.yaml"
 
 
+def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
+    """The legal label values, when the layout has a valid labels file (lint reports it if not)."""
+    from evalspec.project.labels import parse_labels
+
+    try:
+        parsed, _ = parse_labels(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if parsed is None else parsed.legal
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.project.gates import (
         GateConfigError,
@@ -67,14 +78,24 @@ def run(args: argparse.Namespace) -> int:
         reason = getattr(exc, "strerror", None) or exc
         print(f"evalspec: error: cannot read gates config {config}: {reason}", file=sys.stderr)
         return 2
-    layout = find_layout(config.parent.parent) if config.parent.name == "config" else None
+    in_config = config.parent.name == "config"
+    layout = find_layout(config.parent.parent if in_config else Path.cwd())
     datasets = None
+    labels = None
     if layout is not None:
         files = [*layout.dataset_files(), *manifest_datasets(layout)]
         datasets = {layout.dataset_name(p) for p in files}
-    metrics = set(default_registry().metrics)
+        labels = _labels(layout.labels_file)
+    registry = default_registry()
     try:
-        gates = parse_gates(text, display(config.resolve()), datasets=datasets, metrics=metrics)
+        gates = parse_gates(
+            text,
+            display(config.resolve()),
+            datasets=datasets,
+            metrics=set(registry.metrics),
+            labels=labels,
+            categories=set(registry.spec.categories),
+        )
         reports = by_dataset([(Path(r), load_report(Path(r))) for r in args.reports])
         baselines = (
             None

@@ -91,12 +91,20 @@ def _number(value: Any) -> float | None:
 
 
 def parse_gates(
-    text: str, path: str, *, datasets: Collection[str] | None, metrics: Collection[str]
+    text: str,
+    path: str,
+    *,
+    datasets: Collection[str] | None,
+    metrics: Collection[str],
+    labels: Mapping[str, Collection[str]] | None = None,
+    categories: Collection[str] | None = None,
 ) -> list[Gate]:
     """Parse and validate ``gates.yaml``.
 
     :param datasets: the known dataset names (``None``: not known, not checked).
     :param metrics: the known metric names.
+    :param labels: legal values per label (``None``: slices by label are not checked).
+    :param categories: the known categories (``None``: not checked).
     :raises GateConfigError: with every problem at once.
     """
     try:
@@ -128,6 +136,7 @@ def parse_gates(
         if datasets is not None and dataset not in datasets:
             known = ", ".join(sorted(datasets)) or "none"
             problems.append((line, f"unknown dataset {dataset!r} (datasets: {known})"))
+        problems.extend((line, msg) for msg in _slice_problems(m, labels, categories))
         if not isinstance(per_metric, dict) or not per_metric:
             problems.append((line, f"{target}: give at least one metric with its thresholds"))
             continue
@@ -172,6 +181,28 @@ def parse_gates(
     if problems:
         raise GateConfigError(path, problems)
     return gates
+
+
+def _slice_problems(
+    m: re.Match[str],
+    labels: Mapping[str, Collection[str]] | None,
+    categories: Collection[str] | None,
+) -> list[str]:
+    label, value = m["label"], m["value"]
+    if label is None:
+        return []
+    if label == "category":
+        if categories is not None and value not in categories:
+            return [f"unknown category {value!r} (categories: {', '.join(sorted(categories))})"]
+        return []
+    if labels is None:
+        return []
+    if label not in labels:
+        known = ", ".join(sorted(labels)) or "none"
+        return [f"unknown label {label!r} (labels in config/labels.yaml: {known}; or category)"]
+    if value not in labels[label]:
+        return [f"{label}={value!r} is not a legal value (legal: {', '.join(labels[label])})"]
+    return []
 
 
 def load_report(path: Path) -> dict[str, Any]:

@@ -120,6 +120,10 @@ def _from_card(file: str, p: CardProblem) -> Problem:
     return Problem(file, _rec(p.line, p.rule, p.field, p.message))
 
 
+def _short(text: str, limit: int = 1000) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
 def _collapse(text: str) -> str:
     return " ".join(text.split())
 
@@ -300,9 +304,15 @@ class Linter:
 
     def __attrs_post_init__(self) -> None:
         self._read_labels()
-        self._git_root = gitrepo.toplevel(self.layout.root) if self.check_git else None
-        if self._git_root is not None:
+        self._git_root = gitrepo.toplevel(self.layout.root)
+        if self._git_root is not None and self.check_git:
             self._base_exists = gitrepo.has_commit(self._git_root, self.base)
+            # A repository without commits has nothing to compare with; a base
+            # that does not resolve is a mistake that must not skip the check.
+            if not self._base_exists and gitrepo.has_commit(self._git_root, "HEAD"):
+                self.report.io_errors.append(
+                    f"--base {self.base}: not a revision of {self._git_root}"
+                )
         self._owner_root = self._git_root or self.layout.root
         self._codeowners_file = codeowners.find_codeowners(self._owner_root)
         if self._codeowners_file is not None:
@@ -382,7 +392,10 @@ class Linter:
         semantic += check_options(tasks, registry)
         semantic += check_id_collisions(tasks)
         semantic.sort(key=lambda e: e.line)
-        result.problems.extend(Problem(result.path, e) for e in semantic)
+        raw_lines = data.split(b"\n")
+        for e in semantic:
+            text = raw_lines[e.line - 1].rstrip(b"\r").decode("utf-8", "replace")
+            result.problems.append(Problem(result.path, attrs.evolve(e, text=_short(text))))
         if card is not None:
             self._check_owner(dataset, card, result)
             self._check_bump(dataset, cpath, data, card, result)
@@ -482,7 +495,7 @@ class Linter:
     def _check_bump(
         self, dataset: Path, cpath: Path, data: bytes, card: DataCard, result: DatasetLint
     ) -> None:
-        if self._git_root is None or not self._base_exists:
+        if self._git_root is None or not self.check_git or not self._base_exists:
             return
         root = self._git_root
         try:
