@@ -30,8 +30,8 @@ def _report(dataset: str, mean: float, hard: float = 0.5, mcq: float = 0.9) -> d
         "dataset": dataset,
         "aggregates": {
             "by_metric": {"exact_match": stat},
-            "by_category": {"mcq": {"exact_match": {"count": 3, "mean": mcq, "ci95": None}}},
-            "by_label": {"difficulty": {"hard": {"exact_match": {"count": 4, "mean": hard}}}},
+            "by_category": {"mcq": {"count": 3, "mean": mcq, "ci95": None}},
+            "by_label": {"difficulty": {"hard": {"count": 4, "mean": hard, "ci95": None}}},
         },
     }
 
@@ -52,9 +52,9 @@ gates:
   main:
     exact_match: {min: 0.8, max_drop: 0.02}
   main[difficulty=hard]:
-    exact_match: 0.5
+    score: 0.5
   main[category=mcq]:
-    exact_match: {min: 0.7}
+    score: {min: 0.7}
 """
 
 
@@ -73,7 +73,7 @@ def test_red_lines_carry_figure_and_threshold() -> None:
     assert failed == [
         ("main exact_match", "min", 0.75, 0.8),
         ("main exact_match", "max_drop", 0.75, 0.02),
-        ("main[difficulty=hard] exact_match", "min", 0.4, 0.5),
+        ("main[difficulty=hard] score", "min", 0.4, 0.5),
     ]
     md = to_markdown(verdicts)
     assert "**3 of 4 gate checks failed**" in md
@@ -113,9 +113,11 @@ def test_metric_absent_from_report_fails() -> None:
         ("gates:\n  main:\n    exact_match: {minimum: 0.5}\n", 3, "unknown threshold"),
         ("gates:\n  main:\n    exact_match: {min: 80}\n", 3, "min must be a number in [0, 1]"),
         ("gates:\n  main:\n    exact_match: {}\n", 3, "give min, max_drop or both"),
-        ("gates:\n  main[lang=en]:\n    exact_match: 0.5\n", 2, "unknown label 'lang'"),
-        ("gates:\n  main[difficulty=mid]:\n    exact_match: 0.5\n", 2, "not a legal value"),
-        ("gates:\n  main[category=mcqq]:\n    exact_match: 0.5\n", 2, "unknown category"),
+        ("gates:\n  main[lang=en]:\n    score: 0.5\n", 2, "unknown label 'lang'"),
+        ("gates:\n  main[difficulty=mid]:\n    score: 0.5\n", 2, "not a legal value"),
+        ("gates:\n  main[category=mcqq]:\n    score: 0.5\n", 2, "unknown category"),
+        ("gates:\n  main[category=mcq]:\n    exact_match: 0.5\n", 3, "a slice is gated on"),
+        ("gates:\n  main:\n    score: 0.5\n", 3, "unknown metric 'score'"),
         ("gate:\n  main:\n    exact_match: 0.5\n", 1, "unknown key 'gate'"),
         ("gates:\n  main:\n    exact_match: 0.5\n  main:\n    f1: 0.1\n", 4, "repeats the key"),
     ],

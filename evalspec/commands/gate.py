@@ -19,10 +19,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("reports", nargs="+", metavar="REPORT", help="score reports (JSON)")
     p.add_argument(
         "--baseline",
-        action="append",
+        action="extend",
+        nargs="+",
         default=None,
         metavar="BASE",
-        help="baseline score report for max_drop (repeat for several datasets)",
+        help="baseline score report for max_drop (one per dataset)",
     )
     p.add_argument(
         "--config",

@@ -6,14 +6,17 @@
       main:                          # a dataset, as score reports name it
         exact_match: {min: 0.80, max_drop: 0.02}
       main[difficulty=hard]:         # a slice: a metadata label's value ...
-        exact_match: {min: 0.50}
+        score: {min: 0.50}
       main[category=mcq]:            # ... or a category
-        exact_match: 0.70            # a bare number is a minimum
+        score: 0.70                  # a bare number is a minimum
       security_cases:
         accuracy: {min: 0.95}
 
 A gate fails when the mean is below ``min``, or when it dropped more than
-``max_drop`` below the baseline report's mean. The config is validated up
+``max_drop`` below the baseline report's mean. A whole dataset is gated per
+metric (``aggregates.by_metric``); a slice is gated on ``score``, the mean task
+score of the slice (``aggregates.by_label`` / ``aggregates.by_category``), since
+score reports do not break slices down by metric. The config is validated up
 front: an unknown key, dataset or metric is an error, never a gate that
 silently passes.
 """
@@ -36,6 +39,8 @@ REPORT_SCHEMA = "evalspec/score-report"
 REPORT_SCHEMA_VERSION = 1
 _TARGET = re.compile(r"^(?P<dataset>[^\[\]\s]+)(?:\[(?P<label>[^=\]\s]+)=(?P<value>[^\]]+)\])?$")
 _THRESHOLD_KEYS = ("min", "max_drop")
+SLICE_METRIC = "score"
+"""What a slice is gated on: the mean task score of the slice, whatever its metrics."""
 
 
 class GateConfigError(EvalspecError):
@@ -142,7 +147,17 @@ def parse_gates(
             continue
         for metric, spec in per_metric.items():
             mline = mapping.line_at("gates", str(target), str(metric))
-            if metric not in metrics:
+            if m["label"] is not None and metric != SLICE_METRIC:
+                problems.append(
+                    (
+                        mline,
+                        f"{target}: a slice is gated on {SLICE_METRIC!r} (the mean task score "
+                        f"of the slice), not {metric!r}: score reports do not break slices "
+                        "down by metric",
+                    )
+                )
+                continue
+            if m["label"] is None and metric not in metrics:
                 problems.append(
                     (mline, f"unknown metric {metric!r} (metrics: {', '.join(sorted(metrics))})")
                 )
@@ -245,15 +260,22 @@ def by_dataset(reports: Sequence[tuple[Path, dict[str, Any]]]) -> dict[str, dict
 
 def _stats(report: Mapping[str, Any], gate: Gate) -> Mapping[str, Any] | None:
     agg = report.get("aggregates", {})
-    node: Any
+    stats: Any
     if gate.label is None:
-        node = agg.get("by_metric", {})
+        stats = _get(agg, "by_metric", gate.metric)
     elif gate.label == "category":
-        node = agg.get("by_category", {}).get(gate.value, {})
+        stats = _get(agg, "by_category", gate.value)
     else:
-        node = agg.get("by_label", {}).get(gate.label, {}).get(gate.value, {})
-    stats = node.get(gate.metric) if isinstance(node, dict) else None
+        stats = _get(agg, "by_label", gate.label, gate.value)
     return stats if isinstance(stats, dict) else None
+
+
+def _get(node: Any, *keys: str | None) -> Any:
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
 
 
 def _mean(stats: Mapping[str, Any] | None) -> float | None:

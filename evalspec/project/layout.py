@@ -50,12 +50,8 @@ class Layout:
         return sorted(p for p in self.datasets.rglob("*.jsonl") if p.is_file())
 
     def dataset_name(self, path: Path) -> str:
-        """``datasets/sub/main.jsonl`` -> ``sub/main``: how gates and reports name a dataset."""
-        try:
-            rel = path.resolve().relative_to(self.datasets.resolve())
-        except ValueError:
-            rel = Path(path.name)
-        return rel.as_posix().removesuffix(".jsonl")
+        """``datasets/main_v12.jsonl`` -> ``main_v12``: how gates and score reports name it."""
+        return path.name.removesuffix(".jsonl")
 
 
 def find_layout(start: Path) -> Layout | None:
