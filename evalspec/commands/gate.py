@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from evalspec.project.layout import find_layout
     from evalspec.project.lint import display, manifest_datasets
+    from evalspec.project.manifestlink import ManifestUnreadable
     from evalspec.project.yamlfile import MissingYamlError
     from evalspec.registry import default_registry
 
@@ -84,7 +85,12 @@ def run(args: argparse.Namespace) -> int:
     datasets = None
     labels = None
     if layout is not None:
-        files = [*layout.dataset_files(), *manifest_datasets(layout)]
+        try:
+            listed = manifest_datasets(layout)
+        except ManifestUnreadable as exc:
+            print(f"evalspec: error: {exc}", file=sys.stderr)
+            return 2
+        files = [*layout.dataset_files(), *listed]
         datasets = {layout.dataset_name(p) for p in files}
         labels = _labels(layout.labels_file)
     registry = default_registry()

@@ -27,6 +27,7 @@ from evalspec.project.card import CardProblem, DataCard, card_path, parse_card
 from evalspec.project.contenthash import content_hash
 from evalspec.project.labels import Labels, parse_labels
 from evalspec.project.layout import Layout
+from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
 from evalspec.project.records import is_lfs_pointer, read_records
 from evalspec.registry import Registry, default_registry
 from evalspec.render import render
@@ -537,8 +538,6 @@ def _content_differs(old: bytes, new: bytes) -> bool:
 
 def manifest_datasets(layout: Layout) -> list[Path]:
     """Datasets the layout's manifest lists whose file is present locally (see manifest)."""
-    from evalspec.project.manifestlink import present_manifest_files
-
     return [p for p in present_manifest_files(layout.root) if p.suffix == ".jsonl"]
 
 
@@ -553,7 +552,12 @@ def lint_layout(
     linter = Linter(layout, base=base, check_git=check_git)
     if files is None:
         found = {p.resolve(): p for p in layout.dataset_files()}
-        for p in manifest_datasets(layout):
+        try:
+            listed = manifest_datasets(layout)
+        except ManifestUnreadable as exc:
+            linter.report.io_errors.append(str(exc))
+            listed = []
+        for p in listed:
             found.setdefault(p.resolve(), p)
         files = [found[k] for k in sorted(found)]
     for path in files:
