@@ -80,7 +80,7 @@ def test_evals_as_code_pipeline(repo: Path) -> None:
     # 2. the scaffold lints clean, and reports/ is ignored by git
     lint = _run(evals, "lint")
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    assert "0 problems in 1 datasets" in lint.stdout
+    assert "0 problems in 1 dataset" in lint.stdout
     (evals / "reports" / "r.json").write_text("{}")
     _git(repo, "add", "-A")
     status = _git(repo, "status", "--short", "--ignored", "--untracked=all")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalspec.project.contenthash import content_hash
+from evalspec.project.contenthash import content_hash, file_content_hash
 from evalspec.project.records import is_lfs_pointer, read_records
 
 scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8)
@@ -58,3 +59,11 @@ def test_lfs_pointer_shape() -> None:
     assert is_lfs_pointer(pointer)
     assert not is_lfs_pointer(b'{"task_id": "version https://git-lfs.github.com/spec/v1"}\n')
     assert not is_lfs_pointer(pointer + b"x" * 2000)
+
+
+def test_file_hash_matches_record_hash(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'{"b": 1, "a": [1, 2]}\n\n{"c": null}\n')
+    assert file_content_hash(path) == content_hash([{"a": [1, 2], "b": 1}, {"c": None}])
+    path.write_bytes(b'{"b": 1}\nnot json\n')
+    assert file_content_hash(path) is None

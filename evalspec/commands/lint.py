@@ -69,6 +69,10 @@ def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], lis
     return list(groups.values()), errors
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.project.lint import LintReport, lint_layout
     from evalspec.project.yamlfile import MissingYamlError
@@ -97,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         for p in report.problems():
             print(format_error(p.file, p.error))
         for d in report.datasets:
-            status = "ok" if not d.problems else f"{len(d.problems)} problems"
+            status = "ok" if not d.problems else _count(len(d.problems), "problem")
             version = d.version if d.version is not None else "?"
             print(
                 f"{d.path}: {d.tasks} tasks, version {version}, "
@@ -106,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         total = sum(1 for _ in report.problems())
         if not report.datasets:
             print("no datasets found")
-        print(f"{total} problems in {len(report.datasets)} datasets")
+        print(f"{_count(total, 'problem')} in {_count(len(report.datasets), 'dataset')}")
     if report.io_errors:
         return 2
     return 0 if report.ok else 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ def parse_codeowners(text: str) -> list[Rule]:
     return rules
 
 
+@functools.lru_cache(maxsize=1024)
 def _regex(pattern: str) -> re.Pattern[str]:
     anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
     body = pattern.strip("/")

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from typing import Any
+
+from evalspec.project.records import read_records
 
 PREFIX = "sha256:"
 
@@ -30,3 +33,15 @@ def content_hash(records: Iterable[Any]) -> str:
         digest.update(canonical(record))
         digest.update(b"\n")
     return PREFIX + digest.hexdigest()
+
+
+def file_content_hash(path: str | os.PathLike[str]) -> str | None:
+    """The content hash of a dataset file; ``None`` when a line is not JSON.
+
+    :raises OSError: the file cannot be read.
+    """
+    with open(path, "rb") as f:
+        records = read_records(f.read())
+    if not records.complete:
+        return None
+    return content_hash(value for _, value in records.values)

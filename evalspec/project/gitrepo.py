@@ -21,7 +21,9 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
 
 def toplevel(path: Path) -> Path | None:
     """The work tree root of the repository holding ``path``, or ``None`` outside git."""
-    where = path if path.is_dir() else path.parent
+    where = path.resolve()
+    while not where.is_dir() and where != where.parent:
+        where = where.parent  # a path that does not exist yet lives in its nearest parent
     try:
         proc = _git(["rev-parse", "--show-toplevel"], where)
     except GitError:

@@ -295,13 +295,13 @@ class Linter:
     layout: Layout
     base: str = "HEAD"
     check_git: bool = True
-    labels: Labels | None = None
-    _git_root: Path | None = None
+    labels: Labels | None = attrs.field(init=False, default=None)
+    report: LintReport = attrs.field(init=False, factory=LintReport)
+    _git_root: Path | None = attrs.field(init=False, default=None)
     _owner_root: Path = attrs.field(init=False)
-    _codeowners: list[codeowners.Rule] | None = None
-    _codeowners_file: Path | None = None
-    _base_exists: bool = False
-    report: LintReport = attrs.Factory(LintReport)
+    _codeowners: list[codeowners.Rule] | None = attrs.field(init=False, default=None)
+    _codeowners_file: Path | None = attrs.field(init=False, default=None)
+    _base_exists: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
         self._read_labels()
