@@ -219,3 +219,30 @@ def test_usage_and_io_errors_exit_2(repo: Path) -> None:
     _git(repo, "commit", "-q", "-m", "x")
     bad_base = _run(evals, "lint", "--base", "origin/nope")
     assert bad_base.returncode == 2 and "not a revision" in bad_base.stderr
+
+
+def test_manifest_entries_present_locally_are_linted(repo: Path) -> None:
+    assert _run(repo, "init", "evals").returncode == 0
+    evals = repo / "evals"
+    (evals / "large").mkdir()
+    tasks = _tasks(evals / "datasets" / "example.jsonl")[:2]
+    for t in tasks:
+        t["task_id"] = t["task_id"].replace("example", "big")
+    big = evals / "large" / "big.jsonl"
+    _save(big, tasks)
+    lint = json.loads(_run(evals, "lint", "--format", "json").stdout)
+    assert [d["dataset"] for d in lint["datasets"]] == ["example"]  # not listed yet
+
+    uri = (repo / "store" / "big.jsonl").as_uri()
+    added = _run(evals, "manifest", "add", "large/big.jsonl", "--uri", uri)
+    assert added.returncode == 0, added.stderr
+    lint = json.loads(_run(evals, "lint", "--format", "json").stdout)
+    assert [d["dataset"] for d in lint["datasets"]] == ["example", "big"]
+    assert [(p["file"], p["rule"]) for p in lint["problems"]] == [
+        ("large/big.jsonl", "card_missing")
+    ]
+
+    big.unlink()  # listed but not present: manifest verify's business, not lint's
+    lint = json.loads(_run(evals, "lint", "--format", "json").stdout)
+    assert [d["dataset"] for d in lint["datasets"]] == ["example"]
+    assert lint["ok"] is True

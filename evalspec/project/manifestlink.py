@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import EvalspecError
+from evalspec.project.gitrepo import toplevel
 
 
 class ManifestUnreadable(EvalspecError):
@@ -28,25 +29,36 @@ def _module() -> Any:
         return None
 
 
-def manifest_path(root: Path) -> Path | None:
-    """The layout's manifest file (``datasets/manifest.json``), if manifests are supported."""
+def manifest_paths(root: Path) -> list[Path]:
+    """Where a layout's manifest may be: ``datasets/manifest.json`` of the layout, and of
+    the repository root (``evalspec manifest``'s default), existing ones only."""
     module = _module()
     if module is None:
-        return None
-    return root / str(module.DEFAULT_MANIFEST)
+        return []
+    candidates = [root / str(module.DEFAULT_MANIFEST)]
+    top = toplevel(root)
+    if top is not None:
+        candidates.append(top / str(module.DEFAULT_MANIFEST))
+    found: dict[Path, Path] = {}
+    for path in candidates:
+        if path.is_file():
+            found.setdefault(path.resolve(), path)
+    return list(found.values())
 
 
 def present_manifest_files(root: Path) -> list[Path]:
-    """Files listed by the manifest of the layout at ``root`` that exist locally.
+    """Files listed by the manifests of the layout at ``root`` that exist locally.
 
-    :raises ManifestUnreadable: the manifest exists but is not a valid manifest.
+    :raises ManifestUnreadable: a manifest exists but is not a valid manifest.
     """
     module = _module()
-    path = manifest_path(root)
-    if module is None or path is None or not path.is_file():
+    if module is None:
         return []
-    try:
-        manifest = module.load_manifest(path)
-    except module.ManifestError as exc:
-        raise ManifestUnreadable(f"{exc} (run `evalspec manifest verify`)") from None
-    return [Path(local.path) for local in module.present_entries(manifest)]
+    files: list[Path] = []
+    for path in manifest_paths(root):
+        try:
+            manifest = module.load_manifest(path)
+        except module.ManifestError as exc:
+            raise ManifestUnreadable(f"{exc} (run `evalspec manifest verify`)") from None
+        files.extend(Path(local.path) for local in module.present_entries(manifest))
+    return files
