@@ -44,7 +44,38 @@ _EXPORTS = {
     "SpecVersionError": "evalspec.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "RULES",
+    "Category",
+    "DuplicateNameError",
+    "ErrorRecord",
+    "EvalspecError",
+    "FewShotExample",
+    "Fixtures",
+    "LineResult",
+    "Metric",
+    "MigrationError",
+    "PluginError",
+    "PostProcessRule",
+    "Registry",
+    "RegistryError",
+    "SpecVersionError",
+    "TaskSpec",
+    "UndeclaredNameError",
+    "UnimplementedNameError",
+    "UnknownNameError",
+    "ValidationResult",
+    "build_registry",
+    "default_registry",
+    "hookimpl",
+    "hookspec",
+    "iter_validate",
+    "load_fixtures",
+    "post_process",
+    "render",
+    "validate_file",
+    "validate_task",
+]
 
 
 def __getattr__(name: str) -> Any:
