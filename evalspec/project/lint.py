@@ -30,7 +30,6 @@ from evalspec.project.layout import Layout
 from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
 from evalspec.project.records import is_lfs_pointer, read_records
 from evalspec.registry import Registry, default_registry
-from evalspec.render import render
 from evalspec.validate import iter_validate
 
 _OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
@@ -173,6 +172,12 @@ def check_labels(tasks: Sequence[tuple[int, TaskSpec]], labels: Labels) -> list[
 def check_prompts(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
     """The same rendered prompt twice: conflicting targets, or the same sample scored twice."""
     out = []
+    # Imported here, not at module level: loading the evalspec.render submodule
+    # rebinds the package attribute evalspec.render from the lazily exported
+    # function to the module, which would break a later `from evalspec import
+    # render` made while test modules are collected.
+    from evalspec.render import render
+
     first: dict[str, tuple[int, TaskSpec]] = {}
     for line, task in tasks:
         key = _collapse(render(task))
