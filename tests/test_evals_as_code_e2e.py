@@ -246,3 +246,36 @@ def test_manifest_entries_present_locally_are_linted(repo: Path) -> None:
     lint = json.loads(_run(evals, "lint", "--format", "json").stdout)
     assert [d["dataset"] for d in lint["datasets"]] == ["example"]
     assert lint["ok"] is True
+
+
+def test_three_dot_rev_diffs_from_the_merge_base(repo: Path) -> None:
+    assert _run(repo, "init", "evals").returncode == 0
+    evals = repo / "evals"
+    data = evals / "datasets" / "example.jsonl"
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "scaffold")
+    _git(repo, "branch", "-M", "main")
+    _git(repo, "checkout", "-q", "-b", "relabel")
+    tasks = _tasks(data)
+    tasks[0]["targets"] = ["42"]
+    _save(data, tasks)
+    _git(repo, "commit", "-q", "-am", "relabel on the branch")
+    _git(repo, "checkout", "-q", "main")
+    tasks = _tasks(data)
+    tasks[1]["metadata"]["source"] = "dispute"
+    _save(data, tasks)
+    _git(repo, "commit", "-q", "-am", "meanwhile on main")
+    _git(repo, "checkout", "-q", "relabel")
+    three = json.loads(
+        _run(
+            evals, "diff", "--rev", "main...relabel", "datasets/example.jsonl", "--format", "json"
+        ).stdout
+    )
+    assert [c["task_id"] for c in three["changed"]] == ["example_arith_001"]
+    assert three["old"] == "main..."
+    two = json.loads(
+        _run(
+            evals, "diff", "--rev", "main..relabel", "datasets/example.jsonl", "--format", "json"
+        ).stdout
+    )
+    assert [c["task_id"] for c in two["changed"]] == ["example_arith_001", "example_arith_002"]

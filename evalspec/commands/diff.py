@@ -18,7 +18,12 @@ def add_parser(sub: Any) -> None:
         "request description, or JSON.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="OLD NEW, or PATH with --rev")
-    p.add_argument("--rev", metavar="A..B", help="compare PATH at revision A with revision B")
+    p.add_argument(
+        "--rev",
+        metavar="A..B",
+        help="compare PATH at revision A with revision B (empty B: the working tree; "
+        "A...B: from the merge base of A and B, as a pull request does)",
+    )
     p.add_argument("--format", choices=("markdown", "json"), default="markdown")
     p.add_argument(
         "--fail-on-removal",
@@ -68,13 +73,22 @@ def _sides(
         )
     if len(args.paths) != 1:
         raise _Usage("--rev A..B takes exactly one PATH")
-    a, sep, b = args.rev.partition("..")
+    three_dots = "..." in args.rev
+    a, sep, b = args.rev.partition("..." if three_dots else "..")
     if not sep or not a:
         raise _Usage(f"--rev takes A..B (B may be empty for the working tree), got {args.rev!r}")
     path = Path(args.paths[0])
-    root = gitrepo.toplevel(path.parent if not path.exists() else path)
+    root = gitrepo.toplevel(path)
     if root is None:
         raise _Usage(f"{path}: not inside a git repository")
+    label_a = a
+    if three_dots:
+        # As in a pull request: compare from where B's history left A's.
+        try:
+            base = gitrepo.merge_base(root, a, b or "HEAD")
+        except gitrepo.GitError as exc:
+            raise _Usage(str(exc)) from None
+        label_a, a = f"{a}...", base
     rel = path.resolve().relative_to(root.resolve())
     crel = card_path(rel)
 
@@ -88,8 +102,10 @@ def _sides(
 
     old, new = at(a, rel), at(b, rel)
     if old is None and new is None:
-        raise _Usage(f"{rel.as_posix()} exists neither at {a} nor at {b or 'the working tree'}")
-    return (old, new, a, b or "working tree", rel.as_posix(), at(a, crel), at(b, crel))
+        raise _Usage(
+            f"{rel.as_posix()} exists neither at {label_a} nor at {b or 'the working tree'}"
+        )
+    return (old, new, label_a, b or "working tree", rel.as_posix(), at(a, crel), at(b, crel))
 
 
 class _Usage(Exception):

@@ -50,3 +50,17 @@ def show(root: Path, rev: str, relpath: str) -> bytes | None:
     if proc.returncode != 0:
         return None
     return proc.stdout
+
+
+def merge_base(root: Path, a: str, b: str) -> str:
+    """The commit ``A...B`` compares from: the best common ancestor of ``a`` and ``b``.
+
+    :raises GitError: either is not a revision, or they share no history.
+    """
+    for rev in (a, b):
+        if not has_commit(root, rev):
+            raise GitError(f"unknown revision {rev!r}")
+    proc = _git(["merge-base", a, b], root)
+    if proc.returncode != 0:
+        raise GitError(f"{a} and {b} have no common ancestor")
+    return proc.stdout.decode().strip()
