@@ -274,7 +274,7 @@ def test_path_problem_line_names_manifest_entry_and_rule(
     lines = out.splitlines()
     assert lines[0] == (
         f"{manifest}: ../../etc/passwd: path_traversal — "
-        "path has a '..' component, which leaves its directory"
+        "files[0]: path has a '..' component, which leaves its directory"
     )
     assert lines[1].startswith(f'{manifest}: "a/b\\u0000c": invalid_path')
     assert "\x00" not in out
@@ -336,7 +336,22 @@ def test_entries_equal_after_nfc_or_case_folding_are_duplicates(repo: Path) -> N
     assert "NFC" in problems[0].message
     assert "letter case" in problems[1].message
     # A clashing entry is left out of the usable entries, so fetch never writes it twice.
-    assert len(load_manifest(manifest, root=repo).entries) == 2
+    m = load_manifest(manifest, root=repo)
+    assert [e.path for e in m.entries] == ["datasets/A.bin", nfc]
+    assert m.listed == 4
+
+
+def test_an_exact_repeat_keeps_the_first_entry(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "datasets" / "a.bin").write_bytes(HELLO)
+    manifest = write_manifest(repo, [entry("datasets/a.bin"), entry("datasets/a.bin")])
+    m = load_manifest(manifest, root=repo)
+    assert [e.path for e in m.entries] == ["datasets/a.bin"]
+    assert codes(verify(m)) == ["duplicate_path"]
+    code, out, _ = cli(capsys, "manifest", "verify", "--manifest", str(manifest))
+    assert code == 1
+    assert out.splitlines()[-1].endswith("2 entries, 1 ok, 1 problem(s)")
 
 
 def test_a_file_that_is_also_a_directory_of_another_entry_conflicts(repo: Path) -> None:
