@@ -129,13 +129,14 @@ def run_verify(args: argparse.Namespace) -> int:
     manifest_path, root = _locate(args)
     manifest = load_manifest(manifest_path, root=root)
     problems = verify(manifest)
-    bad = {p.entry for p in problems}
+    # verify adds at most one problem per readable entry after the reading problems.
+    ok = len(manifest.entries) - (len(problems) - len(manifest.problems))
     if args.format == "json":
         doc = {
             "manifest": str(manifest_path),
             "root": str(manifest.root),
-            "entries": len(manifest.entries),
-            "ok": sum(1 for e in manifest.entries if e.path not in bad),
+            "entries": manifest.listed,
+            "ok": ok,
             "problems": [p.to_dict() for p in problems],
         }
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
@@ -143,17 +144,8 @@ def run_verify(args: argparse.Namespace) -> int:
     else:
         for p in problems:
             print(p.format())
-        ok = sum(1 for e in manifest.entries if e.path not in bad)
-        print(
-            f"{manifest_path}: {len(manifest.entries) + _unread(manifest.problems)} entries, "
-            f"{ok} ok, {len(problems)} problem(s)"
-        )
+        print(f"{manifest_path}: {manifest.listed} entries, {ok} ok, {len(problems)} problem(s)")
     return _exit_code(problems)
-
-
-def _unread(problems: tuple[ManifestProblem, ...]) -> int:
-    # Entries rejected while reading are not in manifest.entries but still count.
-    return len({p.entry for p in problems if p.code not in ("duplicate_path", "path_conflict")})
 
 
 def run_fetch(args: argparse.Namespace) -> int:

@@ -102,7 +102,10 @@ def parse_manifest(text: str, *, path: str | os.PathLike[str], root: Path) -> Ma
     for index, item in enumerate(files):
         name, found = _entry_problems(item, index)
         if found:
-            problems.extend(ManifestProblem(shown, name, code, msg) for code, msg in found)
+            # The index tells apart two entries that share a (bad) path.
+            problems.extend(
+                ManifestProblem(shown, name, code, f"files[{index}]: {msg}") for code, msg in found
+            )
             continue
         extra = {k: v for k, v in item.items() if k not in _KNOWN_ENTRY_KEYS}
         entries.append(
@@ -114,15 +117,26 @@ def parse_manifest(text: str, *, path: str | os.PathLike[str], root: Path) -> Ma
                 extra=extra,
             )
         )
+    # A clashing entry is reported and left out (the first of an exact repeat stays):
+    # fetching it could overwrite its twin.
     clashing: set[str] = set()
-    for clash, _earlier, code, message in path_collisions(e.path for e in entries):
+    repeated: set[str] = set()
+    for clash, earlier, code, message in path_collisions(e.path for e in entries):
         problems.append(ManifestProblem(shown, clash, code, message))
-        clashing.add(clash)
-    # A clashing entry is reported and left out: fetching it could overwrite its twin.
-    kept = [e for e in entries if e.path not in clashing]
+        (repeated if clash == earlier else clashing).add(clash)
+    kept: list[ManifestEntry] = []
+    for e in entries:
+        if e.path in clashing or (e.path in repeated and any(k.path == e.path for k in kept)):
+            continue
+        kept.append(e)
     extra = {k: v for k, v in value.items() if k not in ("format", "version", "files")}
     return Manifest(
-        path=Path(path), root=root, entries=tuple(kept), problems=tuple(problems), extra=extra
+        path=Path(path),
+        root=root,
+        entries=tuple(kept),
+        problems=tuple(problems),
+        extra=extra,
+        listed=len(files),
     )
 
 

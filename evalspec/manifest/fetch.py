@@ -16,7 +16,7 @@ import os
 import tempfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import attrs
 
@@ -52,7 +52,7 @@ class _Rejected(Exception):
 
 
 def _copy_verified(
-    entry: ManifestEntry, out: Any, storage_options: Mapping[str, Any] | None
+    entry: ManifestEntry, out: IO[bytes], storage_options: Mapping[str, Any] | None
 ) -> None:
     """Stream ``entry.uri`` into ``out``; raise :class:`_Rejected` unless it matches."""
     digest = hashlib.sha256()
@@ -77,7 +77,7 @@ def _copy_verified(
                     head += chunk[: 1024 - len(head)]
                 digest.update(chunk)
                 out.write(chunk)
-    except (_Rejected, MissingExtraError, ManifestError):
+    except (_Rejected, ManifestError):
         raise
     except Exception as exc:  # any backend's error (OSError, botocore, ...) is the source's
         detail = str(exc) or type(exc).__name__

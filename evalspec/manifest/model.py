@@ -119,6 +119,10 @@ class Manifest:
     entries: tuple[ManifestEntry, ...] = attrs.field(default=(), converter=_sorted_entries)
     problems: tuple[ManifestProblem, ...] = ()
     """Problems found while reading the file (bad entries, duplicates)."""
+    listed: int = attrs.field(
+        default=attrs.Factory(lambda self: len(self.entries), takes_self=True)
+    )
+    """How many entries the file lists, including those left out for problems."""
     extra: Mapping[str, Any] = attrs.field(
         factory=dict, converter=_frozen_mapping, eq=False, hash=False, repr=False
     )
