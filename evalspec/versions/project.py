@@ -162,16 +162,13 @@ def _load_migration_file(path: Path, directory: Path, label: str) -> Migration:
 
 def _toml_parser(path: Path) -> Any:
     # Imported by name: tomllib is standard from Python 3.11; on 3.10 the
-    # `toml` extra provides the same API as tomli.
+    # tomli dependency provides the same API.
     for name in ("tomllib", "tomli"):
         try:
             return importlib.import_module(name)
         except ModuleNotFoundError:
             continue
-    msg = (
-        f"reading [tool.evalspec] from {path} on Python 3.10 needs tomli: "
-        "pip install 'evalspec[toml]'"
-    )
+    msg = f"reading [tool.evalspec] from {path} on Python 3.10 needs tomli: pip install tomli"
     raise ProjectConfigError(msg)
 
 
