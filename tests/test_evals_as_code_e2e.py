@@ -143,8 +143,30 @@ def test_evals_as_code_pipeline(repo: Path) -> None:
         == 1
     )
 
-    # 7. gates: pass, fail with every red line, and refuse a config with a typo
+    # 7. gates: on a real score report, then pass, fail with every red line, and
+    # refuse a config with a typo
     reports = evals / "reports"
+    preds = reports / "example.predictions.jsonl"
+    preds.write_text(
+        "".join(
+            json.dumps({"task_id": t["task_id"], "output": t["targets"][0]}) + "\n"
+            for t in _tasks(data)
+        )
+    )
+    scored = _run(
+        evals,
+        "score",
+        "datasets/example.jsonl",
+        str(preds),
+        "--format",
+        "json",
+        "--output",
+        "reports/scored.json",
+    )
+    assert scored.returncode == 0, scored.stderr
+    gate = _run(evals, "gate", "reports/scored.json", "--baseline", "reports/scored.json")
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "pass  example[difficulty=hard] score: min: mean 1.0000 >= min 0.2500" in gate.stdout
     (reports / "example.json").write_text(json.dumps(_report("example", 0.80, 0.50)))
     (reports / "base.json").write_text(json.dumps(_report("example", 0.82, 0.50)))
     gate = _run(

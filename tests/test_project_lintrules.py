@@ -13,7 +13,9 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def test_readme_table_lists_exactly_the_lint_rules() -> None:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Evals as code") :]
+    start = text.index("\n## Evals as code\n")
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end != -1 else len(text)]
     documented = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)
     assert documented == list(LINT_RULES)
 
