@@ -384,7 +384,7 @@ class Linter:
         result.tasks = len(records.values) + len(records.unparsed)
         if records.complete:
             result.content_hash = content_hash(v for _, v in records.values)
-        registry = self._registry(card, cpath, result)
+        registry = self._registry(card, result)
         tasks: list[tuple[int, TaskSpec]] = []
         for verdict in iter_validate(io.BytesIO(data), registry=registry):
             if verdict.task is not None:
@@ -434,7 +434,7 @@ class Linter:
             result.spec_version = card.spec_version
         return card
 
-    def _registry(self, card: DataCard | None, cpath: Path, result: DatasetLint) -> Registry:
+    def _registry(self, card: DataCard | None, result: DatasetLint) -> Registry:
         if card is None:
             return default_registry()
         try:
