@@ -28,7 +28,7 @@ _EXPORTS = {
     "iter_validate": "evalspec.validate",
     "validate_file": "evalspec.validate",
     "validate_task": "evalspec.validate",
-    "render": "evalspec.render",
+    "render": "evalspec.render",  # bound eagerly below
     "post_process": "evalspec.postprocess",
     "Fixtures": "evalspec.fixtures",
     "load_fixtures": "evalspec.fixtures",
@@ -98,6 +98,13 @@ __all__ = [
     "validate_file",
     "validate_task",
 ]
+
+
+# ``render`` is both a submodule and a function: once anything imports the
+# submodule, the import system sets ``evalspec.render`` to the module and the
+# lazy ``__getattr__`` below never runs. Binding the function here first (the
+# module is tiny and imports nothing heavy) keeps ``evalspec.render`` the function.
+from evalspec.render import render  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:
