@@ -485,14 +485,17 @@ def test_setsid_grandchild_does_not_outlive_the_run(
     _goes_on(sb)
 
 
+@pytest.mark.parametrize("close_fds", [False, True], ids=["keeps-fds", "closes-fds"])
 @pytest.mark.parametrize("tier", AVAILABLE)
-def test_escaped_grandchild_is_killed_on_timeout_too(tier: str, marker_dir: Path) -> None:
+def test_escaped_grandchild_is_killed_on_timeout_too(
+    tier: str, close_fds: bool, marker_dir: Path
+) -> None:
     # The program outlives the wall clock while its setsid() grandchild waits:
     # the supervisor dies with the group, so this is the harness's job.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeakIsolationWarning)
         sb = Sandbox(Limits(cpu_seconds=2, wall_seconds=1.0), tier=tier)
-    result = sb.run(_escaper(marker_dir) + "time.sleep(60)\n", TEST)
+    result = sb.run(_escaper(marker_dir, close_fds=close_fds) + "time.sleep(60)\n", TEST)
     assert result.status == "timeout"
     assert (marker_dir / "started").exists()
     assert not _survived(marker_dir)

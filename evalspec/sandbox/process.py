@@ -30,6 +30,7 @@ _DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_text(encoding="utf-8
 _SETUP_FAILED = 125
 _STATUS_CAP = 64 * 1024
 _KILL_GRACE_SECONDS = 5.0
+_STOP_GRACE_SECONDS = 2.0
 
 #: The environment every program gets; nothing of the parent's is inherited.
 BASE_ENV = {
@@ -276,7 +277,7 @@ def _launch(
         proc.stderr.fileno(): err.feed,
         status_r: status.feed,
     }
-    timed_out = _pump(proc, sinks, started + limits.wall_seconds)
+    timed_out = _pump(proc, sinks, started + limits.wall_seconds, stop_first=plan.mode != "ns")
     os.close(status_r)
     proc.stdout.close()
     proc.stderr.close()
@@ -298,8 +299,34 @@ def _launch(
     )
 
 
+def _stop(
+    proc: subprocess.Popen[bytes],
+    ask: bool,
+    sel: selectors.BaseSelector,
+    feeders: dict[int, Callable[[bytes], None]],
+) -> None:
+    """Below the namespace tier, ask the supervisor to stop the program first.
+
+    It kills the program, then (as child subreaper) every descendant, even one
+    that called setsid() and closed its descriptors, and exits; the harness
+    kills the whole group afterwards whatever happened.
+    """
+    if not ask:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(proc.pid, signal.SIGUSR1)
+    until = time.monotonic() + _STOP_GRACE_SECONDS
+    while proc.poll() is None and time.monotonic() < until:
+        for key, _ in sel.select(timeout=0.02):
+            _read_some(key.fd, feeders, sel)
+
+
 def _pump(
-    proc: subprocess.Popen[bytes], sinks: dict[int, Callable[[bytes], None]], deadline: float
+    proc: subprocess.Popen[bytes],
+    sinks: dict[int, Callable[[bytes], None]],
+    deadline: float,
+    *,
+    stop_first: bool = False,
 ) -> bool:
     """Read every stream until the launcher exits; kill it at ``deadline``.
 
@@ -318,6 +345,7 @@ def _pump(
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
+                _stop(proc, stop_first, sel, feeders)
                 _kill_group(proc)
                 # Unkillable (D state)? Give up waiting rather than hang.
                 with contextlib.suppress(subprocess.TimeoutExpired):
