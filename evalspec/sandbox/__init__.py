@@ -18,7 +18,8 @@ finds it by running a trivial program under each, once per process):
 ``namespace``
     util-linux ``unshare`` puts the program in new pid, network, mount, IPC
     and UTS namespaces, running as an unprivileged uid (``nobody`` when the
-    harness is root, else the harness's own). The uid creates its own user
+    harness is root, else the harness's own, so then the caller's files stay
+    writable to it). The uid creates its own user
     namespace where the kernel lets it; where only root may (AppArmor's
     ``apparmor_restrict_unprivileged_userns``), root makes the namespaces
     and ``setpriv`` drops to ``nobody`` inside. The network namespace has no
