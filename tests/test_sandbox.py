@@ -375,6 +375,27 @@ def test_writes_into_the_callers_directory_are_contained(
     _goes_on(sb)
 
 
+@pytest.mark.parametrize("tier", [t for t in AVAILABLE if t != "rlimits-only"])
+def test_parallel_runs_cannot_find_or_watch_each_other(tier: str) -> None:
+    # Parallel runs share the sandbox uid: the directory above each run's cwd
+    # is not listable, and the driver is not dumpable (no /proc snooping).
+    sb = _sandbox_at(tier)
+    snoop = (
+        "import os\n"
+        "try:\n"
+        "    os.listdir(os.path.dirname(os.getcwd()))\n"
+        "except PermissionError:\n"
+        "    print('parent not listable')\n"
+        "import ctypes\n"
+        "print('dumpable', ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"
+    )
+    result = sb.run(SOLUTION + snoop, TEST)
+    assert result.status == "pass", result
+    if IS_ROOT:
+        assert "parent not listable" in result.stdout
+    assert "dumpable 0" in result.stdout  # PR_GET_DUMPABLE
+
+
 def test_parent_environment_is_not_inherited(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:

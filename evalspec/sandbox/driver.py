@@ -1,4 +1,4 @@
-"""The in-sandbox driver: its source text is run as ``python -I -B -c SOURCE ...``.
+"""The in-sandbox driver, run as ``python -I -B DRIVER.py ARGS`` (the run's nonce on stdin).
 
 It must stay self-contained (stdlib only, no evalspec import) because it runs
 in an interpreter that may not see evalspec at all (a dropped uid may not be
@@ -30,6 +30,7 @@ import os
 import signal
 import sys
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 SETUP_FAILED = 125
@@ -201,6 +202,9 @@ def main(argv: list[str]) -> None:
         nonce = sys.stdin.readline().strip()
         if len(nonce) < 16:
             raise ValueError("no nonce on stdin")
+        # Not dumpable: other processes of the same uid (parallel runs) can
+        # neither ptrace us nor read our memory, fds or cwd through /proc.
+        _prctl(PR_SET_DUMPABLE, 0)
         if mode == "ns":
             if os.getpid() != 1:
                 raise RuntimeError(f"expected pid 1 in a new pid namespace, got {os.getpid()}")
