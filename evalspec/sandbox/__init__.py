@@ -8,9 +8,13 @@ with: a fresh temporary directory (mode 0700) as working directory and HOME,
 removed afterwards; an environment built from scratch (minimal PATH, C.UTF-8,
 BLAS/OpenMP thread counts 1; nothing of the parent's); RLIMIT_CPU, RLIMIT_AS,
 RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_NPROC and RLIMIT_CORE=0 set inside that
-interpreter before the code runs; ``no_new_privs``; its own session and
-process group; a wall clock in the harness that kills the whole group; and a
-cap on the captured stdout and stderr, read without ever blocking on a pipe.
+interpreter before the code runs; ``no_new_privs``; not dumpable (another
+process of the same uid can neither ptrace it nor read it through /proc); its
+own session and process group (no controlling terminal, so no TIOCSTI); a
+wall clock in the harness that kills the whole group; and a cap on the
+captured stdout and stderr, read without ever blocking on a pipe. Each run's
+directory sits in a harness-owned, non-listable (0711) directory, so parallel
+runs under one uid cannot find each other's files.
 
 On top of that, the tier in force (strongest first; :func:`probe_isolation`
 finds it by running a trivial program under each, once per process):
@@ -38,7 +42,7 @@ finds it by running a trivial program under each, once per process):
     machine: RLIMIT_NPROC's count (parallel runs share that budget), and
     signals (the program may kill its own supervisor, after which a
     descendant that escaped and closed its descriptors can survive, or call
-    ``kill(-1)`` and take down other runs).
+    ``kill(-1)`` and take down other runs, which then fail or time out).
 ``rlimits-only``
     the limits, supervisor and process-group handling above, nothing else.
     Run by a non-root user, RLIMIT_NPROC binds (budgeted on top of what that
