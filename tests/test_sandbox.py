@@ -34,6 +34,7 @@ from evalspec.sandbox import (
     require_opt_in,
 )
 from evalspec.sandbox.process import LaunchPlan, execute
+from evalspec.sandbox.tiers import probe
 
 SMALL = Limits(cpu_seconds=1, wall_seconds=3.0, memory_bytes=256 * 1024 * 1024)
 SOLUTION = "def add(a, b):\n    return a + b\n"
@@ -145,10 +146,11 @@ def _namespaces_work_here() -> bool:
 def test_namespace_tier_is_found_where_the_kernel_allows_it() -> None:
     # Where unshare works from here, the probe must find the namespace tier
     # (on this machine class it does); elsewhere it must report a lower one.
+    report = probe()
     if _namespaces_work_here():
-        assert probe_isolation() == "namespace"
+        assert report.tier == "namespace", report.reasons
     else:
-        assert probe_isolation() in TIERS[1:]
+        assert report.tier in TIERS[1:], report.reasons
 
 
 def test_unavailable_minimum_tier_raises() -> None:
@@ -479,7 +481,7 @@ def _escaper(marker_dir: Path, *, close_fds: bool = False) -> str:
 def _survived(marker_dir: Path) -> bool:
     """Signal the grandchild to write its marker, and see whether it did."""
     (marker_dir / "go").touch()
-    time.sleep(1.0)  # a live grandchild polls every 10 ms
+    time.sleep(0.5)  # a live grandchild polls every 10 ms
     return (marker_dir / "survived").exists()
 
 
@@ -492,8 +494,13 @@ def marker_dir(open_dir: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("close_fds", [False, True], ids=["keeps-fds", "closes-fds"])
-@pytest.mark.parametrize("tier", AVAILABLE)
+# Closing descriptors matters only below the namespace tier (the pipe sweep).
+ESCAPES = [pytest.param(t, False, id=f"{t}-keeps-fds") for t in AVAILABLE] + [
+    pytest.param(t, True, id=f"{t}-closes-fds") for t in AVAILABLE if t != "namespace"
+]
+
+
+@pytest.mark.parametrize(("tier", "close_fds"), ESCAPES)
 def test_setsid_grandchild_does_not_outlive_the_run(
     tier: str, close_fds: bool, marker_dir: Path
 ) -> None:
@@ -507,8 +514,7 @@ def test_setsid_grandchild_does_not_outlive_the_run(
     _goes_on(sb)
 
 
-@pytest.mark.parametrize("close_fds", [False, True], ids=["keeps-fds", "closes-fds"])
-@pytest.mark.parametrize("tier", AVAILABLE)
+@pytest.mark.parametrize(("tier", "close_fds"), ESCAPES)
 def test_escaped_grandchild_is_killed_on_timeout_too(
     tier: str, close_fds: bool, marker_dir: Path
 ) -> None:
