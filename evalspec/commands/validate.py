@@ -21,8 +21,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="tasks.jsonl files")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--spec-version", type=int, default=None, metavar="N",
-                   help="validate against spec version N (default: the newest)")
+    p.add_argument(
+        "--spec-version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="validate against spec version N (default: the newest)",
+    )
     p.set_defaults(run=run)
 
 
