@@ -1,4 +1,4 @@
-"""The in-sandbox driver: its source text is run as ``python -I -B -c SOURCE ...``.
+"""The in-sandbox driver, run as ``python -I -B DRIVER.py ARGS`` (the run's nonce on stdin).
 
 It must stay self-contained (stdlib only, no evalspec import) because it runs
 in an interpreter that may not see evalspec at all (a dropped uid may not be
@@ -30,6 +30,7 @@ import os
 import signal
 import sys
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 SETUP_FAILED = 125
@@ -177,6 +178,22 @@ def _kill_descendants(mode: str) -> None:
         _reap_all()
 
 
+_program: list[int] = []
+_stop: list[bool] = []
+
+
+def _on_stop(_signum: int, _frame: object) -> None:
+    """SIGUSR1 from the harness at the wall clock: kill the program, then clean up.
+
+    Letting the supervisor do it (instead of the harness killing the whole
+    group at once) keeps the subreaper alive to kill escaped descendants.
+    """
+    _stop.append(True)
+    for pid in _program:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def main(argv: list[str]) -> None:
     fd = int(argv[1])
     mode = argv[2]
@@ -185,11 +202,15 @@ def main(argv: list[str]) -> None:
         nonce = sys.stdin.readline().strip()
         if len(nonce) < 16:
             raise ValueError("no nonce on stdin")
+        # Not dumpable: other processes of the same uid (parallel runs) can
+        # neither ptrace us nor read our memory, fds or cwd through /proc.
+        _prctl(PR_SET_DUMPABLE, 0)
         if mode == "ns":
             if os.getpid() != 1:
                 raise RuntimeError(f"expected pid 1 in a new pid namespace, got {os.getpid()}")
         else:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)
+            signal.signal(signal.SIGUSR1, _on_stop)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -197,7 +218,11 @@ def main(argv: list[str]) -> None:
         _emit(fd, f"S supervisor setup failed: {type(exc).__name__}: {exc}")
         os._exit(SETUP_FAILED)
     if pid == 0:
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         _run_program(fd, nonce, limits)
+    _program.append(pid)
+    if _stop:
+        _on_stop(signal.SIGUSR1, None)
     while True:
         try:
             done, status, usage = os.wait4(-1, 0)

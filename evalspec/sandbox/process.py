@@ -26,10 +26,11 @@ import attrs
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.results import RunResult, Status
 
-_DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_text(encoding="utf-8")
+_DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_bytes()
 _SETUP_FAILED = 125
 _STATUS_CAP = 64 * 1024
 _KILL_GRACE_SECONDS = 5.0
+_STOP_GRACE_SECONDS = 2.0
 
 #: The environment every program gets; nothing of the parent's is inherited.
 BASE_ENV = {
@@ -119,8 +120,19 @@ class _Status:
                 self.exit_code = self.cpu = None
 
 
-def _make_workdir(plan: LaunchPlan, source: str) -> str:
-    workdir = tempfile.mkdtemp(prefix="evalspec-sandbox-")
+def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
+    """The run's cwd inside ``base``, with ``program.py`` and the driver.
+
+    ``base`` stays the harness's (mode 0711: enterable, not listable) and holds
+    the driver, so a program running as the same sandbox uid in a parallel run
+    can neither find this run's directory in a listing nor swap its files.
+    """
+    os.chmod(base, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)
+    driver = os.path.join(base, "driver.py")
+    with open(driver, "wb") as fh:
+        fh.write(_DRIVER_SOURCE)
+    os.chmod(driver, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
+    workdir = tempfile.mkdtemp(dir=base)
     os.chmod(workdir, stat.S_IRWXU)
     program = os.path.join(workdir, "program.py")
     # surrogatepass: text that is not valid UTF-8 reaches the program, where
@@ -211,17 +223,21 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
     started = time.monotonic()
     nonce = secrets.token_hex(16)
     try:
-        workdir = _make_workdir(plan, source)
+        base = tempfile.mkdtemp(prefix="evalspec-sandbox-")
     except OSError as exc:
-        return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
+        return _error(plan, started, f"cannot make a temporary directory: {exc}")
     try:
-        return _launch(plan, limits, workdir, nonce, started)
+        try:
+            workdir = _make_workdir(plan, base, source)
+        except OSError as exc:
+            return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
+        return _launch(plan, limits, base, workdir, nonce, started)
     finally:
-        _remove_workdir(workdir)
+        _remove_workdir(base)
 
 
 def _launch(
-    plan: LaunchPlan, limits: Limits, workdir: str, nonce: str, started: float
+    plan: LaunchPlan, limits: Limits, base: str, workdir: str, nonce: str, started: float
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
@@ -230,8 +246,7 @@ def _launch(
         plan.python,
         "-I",
         "-B",
-        "-c",
-        _DRIVER_SOURCE,
+        os.path.join(base, "driver.py"),
         str(status_w),
         plan.mode,
         str(limits.cpu_seconds),
@@ -265,6 +280,7 @@ def _launch(
     inodes = {f"pipe:[{os.fstat(f).st_ino}]" for f in (proc.stdout.fileno(), proc.stderr.fileno())}
     inodes.add(f"pipe:[{os.fstat(status_r).st_ino}]")
     with contextlib.suppress(OSError):
+        # 33 bytes: far below any pipe's buffer, so this never blocks.
         proc.stdin.write(nonce.encode("ascii") + b"\n")
     with contextlib.suppress(OSError):
         proc.stdin.close()
@@ -276,7 +292,7 @@ def _launch(
         proc.stderr.fileno(): err.feed,
         status_r: status.feed,
     }
-    timed_out = _pump(proc, sinks, started + limits.wall_seconds)
+    timed_out = _pump(proc, sinks, started + limits.wall_seconds, stop_first=plan.mode != "ns")
     os.close(status_r)
     proc.stdout.close()
     proc.stderr.close()
@@ -298,8 +314,34 @@ def _launch(
     )
 
 
+def _stop(
+    proc: subprocess.Popen[bytes],
+    ask: bool,
+    sel: selectors.BaseSelector,
+    feeders: dict[int, Callable[[bytes], None]],
+) -> None:
+    """Below the namespace tier, ask the supervisor to stop the program first.
+
+    It kills the program, then (as child subreaper) every descendant, even one
+    that called setsid() and closed its descriptors, and exits; the harness
+    kills the whole group afterwards whatever happened.
+    """
+    if not ask:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(proc.pid, signal.SIGUSR1)
+    until = time.monotonic() + _STOP_GRACE_SECONDS
+    while proc.poll() is None and time.monotonic() < until:
+        for key, _ in sel.select(timeout=0.02):
+            _read_some(key.fd, feeders, sel)
+
+
 def _pump(
-    proc: subprocess.Popen[bytes], sinks: dict[int, Callable[[bytes], None]], deadline: float
+    proc: subprocess.Popen[bytes],
+    sinks: dict[int, Callable[[bytes], None]],
+    deadline: float,
+    *,
+    stop_first: bool = False,
 ) -> bool:
     """Read every stream until the launcher exits; kill it at ``deadline``.
 
@@ -318,6 +360,7 @@ def _pump(
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
+                _stop(proc, stop_first, sel, feeders)
                 _kill_group(proc)
                 # Unkillable (D state)? Give up waiting rather than hang.
                 with contextlib.suppress(subprocess.TimeoutExpired):

@@ -74,3 +74,13 @@ class TaskResult:
     def sandbox_error(self) -> bool:
         """True when a run failed to set up: the task has no verdict at all."""
         return any(r.status == "sandbox_error" for r in self.results)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict: the verdict, the tier and every run."""
+        return {
+            "passed": self.passed,
+            "status": self.status,
+            "tier": self.tier,
+            "tests": self.tests,
+            "results": [r.to_dict() for r in self.results],
+        }

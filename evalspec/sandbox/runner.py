@@ -37,6 +37,8 @@ class Sandbox:
         python: str | None = None,
         unshare: str | None = None,
     ) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
         if minimum_tier is not None:
             tier_rank(minimum_tier)  # reject unknown names before probing
         if tier is not None:
