@@ -327,7 +327,8 @@ def _trailing_whitespace(draw: st.DrawFn, task: Task) -> Task:
 def _embedded_few_shot(draw: st.DrawFn, task: Task) -> Task:
     examples: list[dict[str, str]] = task.get("few_shot_examples") or []
     usable = [ex for ex in examples if (ex["prompt"] + " " + ex["completion"]).strip()]
-    if usable and draw(st.booleans()):
+    copy_example: bool = draw(st.booleans())
+    if usable and copy_example:
         # (a) one of the task's own examples copied into the prompt.
         ex = draw(st.sampled_from(usable))
         return {**task, "prompt": f"{ex['prompt']} {ex['completion']}\n{task['prompt']}"}
