@@ -17,12 +17,15 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "render",
         help="print the rendered prompt of every task",
-        description="Print one {\"task_id\", \"prompt\"} JSON line per task. Refuses to start "
+        description='Print one {"task_id", "prompt"} JSON line per task. Refuses to start '
         "when any line is invalid, unless --allow-bad-tasks.",
     )
     p.add_argument("path", metavar="PATH")
-    p.add_argument("--allow-bad-tasks", action="store_true",
-                   help="render the valid tasks and report the invalid ones on stderr")
+    p.add_argument(
+        "--allow-bad-tasks",
+        action="store_true",
+        help="render the valid tasks and report the invalid ones on stderr",
+    )
     p.add_argument("--spec-version", type=int, default=None, metavar="N")
     p.set_defaults(run=run)
 
@@ -44,9 +47,12 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     for task in result.validated:
-        sys.stdout.write(json.dumps({"task_id": task.task_id, "prompt": render(task)},
-                                    ensure_ascii=False) + "\n")
+        sys.stdout.write(
+            json.dumps({"task_id": task.task_id, "prompt": render(task)}, ensure_ascii=False) + "\n"
+        )
     if result.errors:
-        print(f"evalspec: rendered {result.valid} tasks, skipped {result.invalid} invalid",
-              file=sys.stderr)
+        print(
+            f"evalspec: rendered {result.valid} tasks, skipped {result.invalid} invalid",
+            file=sys.stderr,
+        )
     return 0
