@@ -16,7 +16,7 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
@@ -35,6 +35,10 @@ FORMATS = ("github", "sarif", "junit")
 """The names accepted by :func:`render_reports`."""
 
 
+def _records(value: Iterable[ErrorRecord]) -> tuple[ErrorRecord, ...]:
+    return tuple(value)
+
+
 @attrs.frozen
 class FileReport:
     """What one command found in one file.
@@ -43,7 +47,7 @@ class FileReport:
     """
 
     path: str
-    errors: tuple[ErrorRecord, ...] = attrs.field(default=(), converter=tuple)
+    errors: tuple[ErrorRecord, ...] = attrs.field(default=(), converter=_records)
     io_error: str | None = None
 
 
