@@ -98,9 +98,7 @@ class TaskSpec:
     )
     metric_name: str = attrs.field(validator=_str)
     post_process: str = attrs.field(validator=_str)
-    few_shot_examples: tuple[FewShotExample, ...] = attrs.field(
-        default=(), converter=_to_examples
-    )
+    few_shot_examples: tuple[FewShotExample, ...] = attrs.field(default=(), converter=_to_examples)
     metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
 
     @classmethod

@@ -229,9 +229,7 @@ def _check_rules(obj: Mapping[str, Any], spec: SpecVersion) -> list[Problem]:
                 )
             )
         pairs = [
-            (ex["prompt"], ex["completion"])
-            for ex in examples
-            if set(ex) == set(EXAMPLE_KEYS)
+            (ex["prompt"], ex["completion"]) for ex in examples if set(ex) == set(EXAMPLE_KEYS)
         ]
         why = find_embedded_few_shot(prompt, pairs)
         if why is not None:
@@ -355,9 +353,7 @@ def _short(text: str) -> str:
     return text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT} more characters)"
 
 
-def _records(
-    line: int, problems: list[Problem], obj: Any, text: str
-) -> tuple[ErrorRecord, ...]:
+def _records(line: int, problems: list[Problem], obj: Any, text: str) -> tuple[ErrorRecord, ...]:
     task_id = obj.get("task_id") if isinstance(obj, dict) else None
     if not isinstance(task_id, str):
         task_id = None
@@ -393,7 +389,9 @@ def validate_task(
         text, problem = decode_bytes(task)
         if problem is not None:
             shown = _short(task.decode("utf-8", "replace"))
-            return None, [ErrorRecord(line, problem.rule, problem.field, problem.message, None, shown)]
+            return None, [
+                ErrorRecord(line, problem.rule, problem.field, problem.message, None, shown)
+            ]
         task = text  # type: ignore[assignment]
     if isinstance(task, str):
         _, result = _verdict_on_text(line, task, spec)
@@ -457,7 +455,9 @@ def iter_validate(
             if first is not None:
                 msg = f"task_id {tid!r} is already used on line {first}"
                 result = LineResult(
-                    number, None, _records(number, [("duplicate_task_id", "task_id", msg)], obj, text)
+                    number,
+                    None,
+                    _records(number, [("duplicate_task_id", "task_id", msg)], obj, text),
                 )
             else:
                 first_seen[tid] = number
@@ -474,8 +474,10 @@ def validate_file(
 
     :raises OSError: the file cannot be opened or read.
     """
-    path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(
-        source, "name", "<stream>"
+    path = (
+        os.fspath(source)
+        if isinstance(source, (str, os.PathLike))
+        else getattr(source, "name", "<stream>")
     )
     result = ValidationResult(path=str(path))
     for verdict in iter_validate(source, registry=registry, spec_version=spec_version):

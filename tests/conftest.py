@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, settings
 import evalspec_plugins
 from evalspec import Registry, build_registry
 
+pytest_plugins = ["pytester"]
+
 settings.register_profile(
     "ci",
     max_examples=60,
