@@ -159,13 +159,14 @@ def test_conformance_cases_run_from_a_plugin_authors_suite(pytester: pytest.Pyte
         test_mine="""
         import pytest
         import badplugin
+        import evalspec_plugins
+        from evalspec import build_registry
         from evalspec.conformance import conformance_cases
 
-        def registry():
-            from evalspec.pytest_plugin import _build
-            return _build(plugins=[badplugin])
+        REGISTRY = build_registry([*evalspec_plugins.load(), badplugin], entry_points=False)
+        CASES = conformance_cases(REGISTRY, max_examples=25)
 
-        @pytest.mark.parametrize("case", conformance_cases(registry(), max_examples=25), ids=lambda c: c.id)
+        @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
         def test_conformance(case):
             case.run()
         """
