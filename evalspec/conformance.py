@@ -135,7 +135,8 @@ def _raised(value: Any) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and value[0] is _RAISED
 
 
-def _rule_cases(name: str, fn: Callable[[str], str], max_examples: int | None) -> list[Case]:
+def rule_cases(name: str, fn: Callable[[str], str], max_examples: int | None = None) -> list[Case]:
+    """The property cases of one post-process rule function, before it is registered."""
     from evalspec.strategies import model_outputs
 
     texts = model_outputs(name)
@@ -200,9 +201,10 @@ def _rule_cases(name: str, fn: Callable[[str], str], max_examples: int | None) -
     return cases
 
 
-def _metric_cases(
-    name: str, scorer: Callable[[str, Sequence[str]], float], max_examples: int | None
+def metric_cases(
+    name: str, scorer: Callable[[str, Sequence[str]], float], max_examples: int | None = None
 ) -> list[Case]:
+    """The property cases of one metric scorer, before it is registered."""
     from hypothesis import strategies as st
 
     from evalspec.strategies import json_text, model_outputs
@@ -379,11 +381,11 @@ def conformance_cases(
         registry = default_registry()
     cases: list[Case] = []
     for name in sorted(registry.post_processors):
-        cases.extend(_rule_cases(name, registry.post_processors[name].function, max_examples))
+        cases.extend(rule_cases(name, registry.post_processors[name].function, max_examples))
     for name in sorted(registry.metrics):
         scorer = registry.metrics[name].scorer
         if scorer is not None:
-            cases.extend(_metric_cases(name, scorer, max_examples))
+            cases.extend(metric_cases(name, scorer, max_examples))
     cases.append(
         Case(
             "registry",
@@ -410,4 +412,6 @@ __all__ = [
     "conformance_cases",
     "corpus",
     "fresh_interpreter_check",
+    "metric_cases",
+    "rule_cases",
 ]
