@@ -54,6 +54,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from evalspec.errors import EvalspecError
@@ -187,31 +188,53 @@ def valid_tasks(
     unknown = [n for n in names if n not in spec.categories]
     if unknown:
         raise StrategyError(f"not a category of spec version {spec.version}: {unknown}")
-    return st.sampled_from(names).flatmap(lambda name: _task_of(spec, name))
+    # One flat list of (category, metric, rule) triples, so every legal pair is
+    # equally likely and shrinks towards the first in sorted order.
+    triples = sorted(
+        (name, metric, rule)
+        for name in names
+        for metric in spec.categories[name].metrics
+        for rule in spec.categories[name].post_processes
+    )
+    targets = {name: targets_for(spec.categories[name]) for name in names}
+    return _tasks(st.sampled_from(triples), targets)
 
 
-def _task_of(spec: SpecVersion, name: str) -> st.SearchStrategy[Task]:
-    cat = spec.categories[name]
+# Built once: constructing strategies inside a draw costs more than drawing from them.
+_EXAMPLES = st.none() | few_shot_examples()
+_METADATA = st.none() | metadata()
+_TASK_IDS = task_ids()
+_PROMPT_TEXT = json_text(min_size=1, max_size=80).filter(
+    lambda p: bool(p.strip()) and not p[-1].isspace()
+)
 
-    @st.composite
-    def build(draw: st.DrawFn) -> Task:
-        examples = draw(st.none() | few_shot_examples())
-        task: Task = {
-            "task_id": draw(task_ids()),
-            "category": name,
-            "prompt": draw(prompts(examples or ())),
-            "targets": draw(targets_for(cat)),
-            "metric_name": draw(st.sampled_from(sorted(cat.metrics))),
-            "post_process": draw(st.sampled_from(sorted(cat.post_processes))),
-        }
-        if examples is not None:
-            task["few_shot_examples"] = examples
-        meta = draw(st.none() | metadata())
-        if meta is not None:
-            task["metadata"] = meta
-        return task
 
-    return build()
+@st.composite
+def _tasks(
+    draw: st.DrawFn,
+    triples: st.SearchStrategy[tuple[str, str, str]],
+    targets: Mapping[str, st.SearchStrategy[list[str]]],
+) -> Task:
+    category, metric, rule = draw(triples)
+    examples = draw(_EXAMPLES)
+    pairs = [(ex["prompt"], ex["completion"]) for ex in examples or ()]
+    prompt = draw(_PROMPT_TEXT)
+    # Rare: the drawn prompt already holds a few-shot block; discard this draw.
+    assume(find_embedded_few_shot(prompt, pairs) is None)
+    task: Task = {
+        "task_id": draw(_TASK_IDS),
+        "category": category,
+        "prompt": prompt,
+        "targets": draw(targets[category]),
+        "metric_name": metric,
+        "post_process": rule,
+    }
+    if examples is not None:
+        task["few_shot_examples"] = examples
+    meta = draw(_METADATA)
+    if meta is not None:
+        task["metadata"] = meta
+    return task
 
 
 # -- broken tasks ----------------------------------------------------------------------
