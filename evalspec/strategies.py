@@ -28,7 +28,7 @@ Examples::
 
     import json
     from hypothesis import given
-    from evalspec import validate_task
+    from evalspec import post_process, validate_task
     from evalspec.strategies import broken_tasks, model_outputs, valid_tasks
 
     @given(valid_tasks())

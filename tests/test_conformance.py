@@ -54,7 +54,7 @@ BAD_RULES: list[tuple[str, Callable[[str], str], str]] = [
 def test_a_rule_breaking_a_property_fails_that_case(
     name: str, fn: Callable[[str], str], prop: str
 ) -> None:
-    [case] = [c for c in rule_cases(name, fn, max_examples=200) if c.prop == prop]
+    [case] = [c for c in rule_cases(name, fn, max_examples=100) if c.prop == prop]
     with pytest.raises(ConformanceFailure, match=name):
         case.run()
 
@@ -76,7 +76,7 @@ BAD_METRICS: list[tuple[Callable[[str, Sequence[str]], float], str]] = [
 def test_a_metric_breaking_a_property_fails_that_case(
     scorer: Callable[[str, Sequence[str]], float], prop: str
 ) -> None:
-    [case] = [c for c in metric_cases("m", scorer, max_examples=200) if c.prop == prop]
+    [case] = [c for c in metric_cases("m", scorer, max_examples=100) if c.prop == prop]
     with pytest.raises(ConformanceFailure, match="metric m"):
         case.run()
 

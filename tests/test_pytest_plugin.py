@@ -118,7 +118,7 @@ def test_an_unknown_spec_version_fails_the_file_with_one_line(project: pytest.Py
 
 def test_conformance_passes_on_the_builtin_registry(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
-        "--evalspec-conformance", "--evalspec-conformance-examples=25"
+        "--evalspec-conformance", "--evalspec-conformance-examples=10"
     )
     result.assert_outcomes(passed=len(conformance_cases()))
 
@@ -128,7 +128,7 @@ def test_conformance_fails_an_installed_plugin_with_a_shrunk_counterexample(
 ) -> None:
     _install_bad_plugin(pytester, monkeypatch)
     result = pytester.runpytest_subprocess(
-        "--evalspec-conformance", "--evalspec-conformance-examples=25", "-p", "no:cacheprovider"
+        "--evalspec-conformance", "--evalspec-conformance-examples=10", "-p", "no:cacheprovider"
     )
     failed = sorted(
         re.sub(r"^FAILED evalspec-conformance\[(.*?)\].*$", r"\1", line)
@@ -164,7 +164,7 @@ def test_conformance_cases_run_from_a_plugin_authors_suite(pytester: pytest.Pyte
         from evalspec.conformance import conformance_cases
 
         REGISTRY = build_registry([*evalspec_plugins.load(), badplugin], entry_points=False)
-        CASES = conformance_cases(REGISTRY, max_examples=25)
+        CASES = conformance_cases(REGISTRY, max_examples=10)
 
         @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
         def test_conformance(case):
