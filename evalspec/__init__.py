@@ -42,9 +42,62 @@ _EXPORTS = {
     "UnknownNameError": "evalspec.errors",
     "MigrationError": "evalspec.errors",
     "SpecVersionError": "evalspec.errors",
+    "MissingDependencyError": "evalspec.errors",
+    "ScoringError": "evalspec.errors",
+    "TaskScore": "evalspec.scoring",
+    "score": "evalspec.scoring",
+    "score_task": "evalspec.scoring",
+    "score_tasks": "evalspec.scoring",
+    "PredictionProblem": "evalspec.predictions",
+    "Predictions": "evalspec.predictions",
+    "read_predictions": "evalspec.predictions",
+    "build_report": "evalspec.score_report",
+    "format_report": "evalspec.score_report",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "RULES",
+    "Category",
+    "DuplicateNameError",
+    "ErrorRecord",
+    "EvalspecError",
+    "FewShotExample",
+    "Fixtures",
+    "LineResult",
+    "Metric",
+    "MigrationError",
+    "MissingDependencyError",
+    "PluginError",
+    "PostProcessRule",
+    "PredictionProblem",
+    "Predictions",
+    "Registry",
+    "RegistryError",
+    "ScoringError",
+    "SpecVersionError",
+    "TaskScore",
+    "TaskSpec",
+    "UndeclaredNameError",
+    "UnimplementedNameError",
+    "UnknownNameError",
+    "ValidationResult",
+    "build_registry",
+    "build_report",
+    "default_registry",
+    "format_report",
+    "hookimpl",
+    "hookspec",
+    "iter_validate",
+    "load_fixtures",
+    "post_process",
+    "read_predictions",
+    "render",
+    "score",
+    "score_task",
+    "score_tasks",
+    "validate_file",
+    "validate_task",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -65,8 +118,10 @@ if TYPE_CHECKING:
         DuplicateNameError,
         EvalspecError,
         MigrationError,
+        MissingDependencyError,
         PluginError,
         RegistryError,
+        ScoringError,
         SpecVersionError,
         UndeclaredNameError,
         UnimplementedNameError,
@@ -83,9 +138,12 @@ if TYPE_CHECKING:
         TaskSpec,
     )
     from evalspec.postprocess import post_process
+    from evalspec.predictions import PredictionProblem, Predictions, read_predictions
     from evalspec.registry import Registry, build_registry, default_registry
     from evalspec.render import render
     from evalspec.rules import RULES
+    from evalspec.score_report import build_report, format_report
+    from evalspec.scoring import TaskScore, score, score_task, score_tasks
     from evalspec.validate import (
         LineResult,
         ValidationResult,

@@ -4,7 +4,8 @@ It runs against a :class:`evalspec.Registry`, so a rule or metric added by any
 installed plugin is fuzzed exactly like the built-in ones. Three ways in:
 
 * ``pytest --evalspec-conformance`` (the pytest plugin) checks the registry
-  of the installed plugins;
+  of the installed and project plugins at the newest version, pending
+  (not yet locked) versions included;
 * in a plugin's own test suite, parametrize over :func:`conformance_cases`::
 
       import pytest
@@ -34,9 +35,13 @@ post-process rules
     surrounding whitespace; ``idempotent``: ``none``, ``strip_whitespace``,
     ``lower`` and ``extract_first_line`` applied twice equal applied once.
 metrics with a scorer
-    ``deterministic``, and ``range``: a finite ``float`` in [0, 1].
+    ``deterministic``; ``range``: a finite ``float`` in [0, 1]; and, for a
+    metric that declares ``best_target_wins``, ``best_target_wins``: an
+    extra target never lowers the score.
 
-Metrics registered without a scorer have nothing to call and get no case.
+Metrics registered without a scorer have nothing to call and get no case;
+sandboxed metrics (``code_exec``) run the prediction as a program, so the kit
+never feeds them random text (test them with the sandbox).
 hypothesis is imported on first use; install ``evalspec[hypothesis]``.
 """
 
@@ -202,9 +207,16 @@ def rule_cases(name: str, fn: Callable[[str], str], max_examples: int | None = N
 
 
 def metric_cases(
-    name: str, scorer: Callable[[str, Sequence[str]], float], max_examples: int | None = None
+    name: str,
+    scorer: Callable[[str, Sequence[str]], float],
+    max_examples: int | None = None,
+    *,
+    best_target_wins: bool = False,
 ) -> list[Case]:
-    """The property cases of one metric scorer, before it is registered."""
+    """The property cases of one metric scorer, before it is registered.
+
+    ``best_target_wins`` adds the case that an extra target never lowers the score.
+    """
     from hypothesis import strategies as st
 
     from evalspec.strategies import json_text, model_outputs
@@ -235,7 +247,7 @@ def metric_cases(
                 f"targets {targets!r}: {first!r} then {again!r}"
             )
 
-    return [
+    cases = [
         Case(
             "metric", name, "range", _fuzz(f"{name}_scores_in_range", pairs, in_range, max_examples)
         ),
@@ -246,6 +258,29 @@ def metric_cases(
             _fuzz(f"{name}_is_deterministic", pairs, deterministic, max_examples),
         ),
     ]
+    if best_target_wins:
+        triples = st.tuples(pairs, json_text())
+
+        def monotone(value: tuple[tuple[str, list[str]], str]) -> None:
+            (prediction, targets), extra = value
+            before = _outcome(scorer, prediction, targets)
+            after = _outcome(scorer, prediction, [*targets, extra])
+            if not _raised(before) and not _raised(after) and after < before:
+                _fail(
+                    f"metric {name} declares best_target_wins, but adding target {extra!r} "
+                    f"lowered {before!r} to {after!r} for prediction {prediction!r}, "
+                    f"targets {targets!r}"
+                )
+
+        cases.append(
+            Case(
+                "metric",
+                name,
+                "best_target_wins",
+                _fuzz(f"{name}_best_target_wins", triples, monotone, max_examples),
+            )
+        )
+    return cases
 
 
 # -- determinism across interpreters ------------------------------------------------------
@@ -321,6 +356,8 @@ def fresh_interpreter_check(registry: Registry) -> Callable[[], None]:
                     labels.append(f"post_process {name} on {text!r}")
         for name in sorted(registry.metrics):
             scorer = registry.metrics[name].scorer
+            if registry.metrics[name].sandboxed:
+                continue  # runs the prediction as a program; see conformance_cases
             where = _importable(scorer) if scorer is not None else None
             if where is not None:
                 for text in texts[:16]:
@@ -366,26 +403,49 @@ def _call_all(calls: list[tuple[str, str, list[Any]]]) -> list[list[Any]]:
 # -- entry points -------------------------------------------------------------------------
 
 
+def installed_registry(spec_version: int | None = None) -> Registry:
+    """What the kit checks by default: every installed and project plugin's entries.
+
+    Without ``spec_version`` this is the newest version in the table, pending
+    ones included (a plugin is checked before its migration is locked); with
+    one, the project's registry at that version (it must be in force).
+    """
+    from evalspec.registry import build_registry, default_registry
+    from evalspec.versions.project import current_project
+
+    if spec_version is not None:
+        return default_registry(spec_version)
+    return build_registry(current_project().load_plugins())
+
+
 def conformance_cases(
     registry: Registry | None = None, *, max_examples: int | None = None
 ) -> list[Case]:
     """Every property case for every rule and scored metric in ``registry``.
 
-    :param registry: default: the installed plugins at the newest version.
+    :param registry: default: :func:`installed_registry`, every entry of the
+        installed and project plugins, pending versions included.
     :param max_examples: examples per property (default: the active
         hypothesis profile's).
     """
     if registry is None:
-        from evalspec.registry import default_registry
-
-        registry = default_registry()
+        registry = installed_registry()
     cases: list[Case] = []
     for name in sorted(registry.post_processors):
         cases.extend(rule_cases(name, registry.post_processors[name].function, max_examples))
     for name in sorted(registry.metrics):
-        scorer = registry.metrics[name].scorer
-        if scorer is not None:
-            cases.extend(metric_cases(name, scorer, max_examples))
+        metric = registry.metrics[name]
+        # A sandboxed scorer runs the prediction as a program: it needs the
+        # sandbox and the user's opt-in, so random text is never fed to it here.
+        if metric.scorer is not None and not metric.sandboxed:
+            cases.extend(
+                metric_cases(
+                    name,
+                    metric.scorer,  # type: ignore[arg-type]
+                    max_examples,
+                    best_target_wins=metric.best_target_wins,
+                )
+            )
     cases.append(
         Case(
             "registry",
@@ -412,6 +472,7 @@ __all__ = [
     "conformance_cases",
     "corpus",
     "fresh_interpreter_check",
+    "installed_registry",
     "metric_cases",
     "rule_cases",
 ]

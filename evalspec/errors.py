@@ -95,3 +95,55 @@ class SpecVersionError(EvalspecError):
 
 class MigrationError(EvalspecError):
     """A migration, or the chain of migrations, is malformed."""
+
+
+class ChainError(MigrationError):
+    """The migrations do not form one linear chain 1..N; ``problems`` lists each defect."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.problems))
+
+
+class PendingVersionError(SpecVersionError):
+    """A spec version exists but is not in force: the project has not locked it yet."""
+
+
+class LockError(EvalspecError):
+    """The lock file is unreadable, or disagrees with the migrations installed."""
+
+
+class ChecksumMismatchError(LockError):
+    """A released (locked) migration was edited after it was released."""
+
+    def __init__(self, version: int, origin: str, locked: str, computed: str, lock: str) -> None:
+        self.version = version
+        self.origin = origin
+        self.locked = locked
+        self.computed = computed
+        self.lock = lock
+        super().__init__(
+            f"spec version {version} ({origin}) was edited after release: {lock} records "
+            f"{locked} but the migration now gives {computed}; a released migration is frozen, "
+            "so restore it and make the change in a new migration (evalspec spec new)"
+        )
+
+
+class ProjectConfigError(EvalspecError):
+    """The project's ``[tool.evalspec]`` settings or its migrations directory are unusable."""
+
+
+class MissingDependencyError(EvalspecError):
+    """An optional dependency (an extra) needed for what was asked is not installed."""
+
+    def __init__(self, what: str, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{what} needs the {package!r} package, which is not installed: "
+            f"pip install 'evalspec[{extra}]'"
+        )
+
+
+class ScoringError(EvalspecError):
+    """A prediction could not be scored (no scorer, no targets, a sandbox failure)."""

@@ -10,7 +10,7 @@ must not already contain one. The rule, exactly:
     Examples whose rendering is whitespace only are ignored.
 
 (b) **Answered cue.** The prompt ends with a *cue*: its last
-    whitespace-separated token ends in a colon (``:`` or ``：``) and has some
+    whitespace-separated token ends in a colon (``:``, or U+FF1A, the full-width colon) and has some
     other character before it, e.g. ``Answer:`` or ``A:``. The prompt is split
     into blocks at blank lines (a line that is empty or whitespace only). If
     any block *before* the last one contains that same cue, at the start of a

@@ -62,7 +62,7 @@ def make_plugin_manager(
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
-        name = pm.get_name(exc.plugin) or repr(exc.plugin)
+        name = str(pm.get_name(exc.plugin) or exc.plugin)
         raise PluginError(name, "registration", str(exc)) from exc
     return pm
 
@@ -71,5 +71,5 @@ def _register(pm: pluggy.PluginManager, plugin: object, name: str | None) -> Non
     try:
         pm.register(plugin, name=name)
     except (pluggy.PluginValidationError, ValueError) as exc:
-        label = name or getattr(plugin, "__name__", repr(plugin))
+        label = name or str(getattr(plugin, "__name__", plugin))
         raise PluginError(label, "registration", str(exc)) from exc

@@ -13,8 +13,10 @@ Task files as tests
 Plugin conformance
     ``pytest --evalspec-conformance`` adds the property suite of
     :mod:`evalspec.conformance` for every post-process rule and metric of the
-    installed registry, one test per property; a failure shows hypothesis's
-    shrunk counterexample.
+    installed and project plugins (newest version, pending ones included;
+    with ``--evalspec-spec-version N``, that version in force), one test per
+    property; a failure shows hypothesis's shrunk counterexample.
+    ``--evalspec-conformance-examples N`` sets the examples per property.
 
 Fixtures for plugin tests
     ``evalspec_registry`` is a registry built from a chosen plugin list and
@@ -225,11 +227,10 @@ def _conformance_items(
     session: pytest.Session, version: int | None, examples: int | None
 ) -> Iterable[pytest.Item]:
     try:
-        from evalspec.conformance import conformance_cases
+        from evalspec.conformance import conformance_cases, installed_registry
 
-        cases = [
-            (c.id, c.check) for c in conformance_cases(_registry(version), max_examples=examples)
-        ]
+        registry = installed_registry(version)
+        cases = [(c.id, c.check) for c in conformance_cases(registry, max_examples=examples)]
     except (EvalspecError, ImportError) as exc:
         failure = exc
 

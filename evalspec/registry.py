@@ -13,7 +13,7 @@ import difflib
 import functools
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -29,6 +29,9 @@ from evalspec.errors import (
 from evalspec.manager import PluginManager, make_plugin_manager
 from evalspec.model import Category, Metric, PostProcessRule
 from evalspec.versions import Migration, SpecVersion, order_chain, replay
+
+if TYPE_CHECKING:
+    from evalspec.versions.project import Project
 
 T = TypeVar("T")
 
@@ -124,7 +127,9 @@ def build_registry(
     migrations = _collect(pm, "evalspec_register_migrations", Migration, "migration", owners)
     for name, mig in migrations.items():
         if not mig.origin:
-            migrations[name] = attrs.evolve(mig, origin=owners[("migration", str(name))])
+            migrations[name] = attrs.evolve(
+                mig, origin=f"plugin {owners[('migration', str(name))]}"
+            )
     chain = order_chain(migrations.values())
     head = replay(chain)
     declared = _declared(chain)
@@ -175,9 +180,9 @@ def _collect(
     """Call one registration hook plugin by plugin; entries keyed by name (or version)."""
     found: dict[Any, Any] = {}
     caller = getattr(pm.hook, hook_name)
-    # Call in registration order (pluggy's call order is LIFO), so that "first"
-    # and "second" in a duplicate-name message mean what they say.
-    for impl in reversed(caller.get_hookimpls()):
+    # get_hookimpls() lists impls in registration order (pluggy *calls* them
+    # LIFO), so "first" and "second" in a duplicate-name message mean what they say.
+    for impl in caller.get_hookimpls():
         owner = impl.plugin_name
         state = {"open": True}
 
@@ -206,17 +211,43 @@ def _collect(
     return found
 
 
-@functools.lru_cache(maxsize=8)
 def default_registry(spec_version: int | None = None) -> Registry:
-    """The registry of the installed plugins (cached; built on first use)."""
+    """The registry of the installed plugins and the current project, at a version in force.
+
+    The project is the nearest ``pyproject.toml`` above the current directory
+    (see :mod:`evalspec.versions.project`): its migrations and plugins join the
+    installed ones, and its lock (or, without one, evalspec's own) decides
+    which versions are in force. ``spec_version`` defaults to the newest of
+    them; a version the project has not locked raises
+    :class:`~evalspec.errors.PendingVersionError`. Cached per project.
+    """
+    from evalspec.versions.project import current_project
+
+    return _project_registry(current_project(), spec_version)
+
+
+@functools.lru_cache(maxsize=16)
+def _project_registry(project: Project, spec_version: int | None) -> Registry:
+    from evalspec.versions.project import project_registry
+
     if spec_version is not None:
-        return default_registry(None).at_version(spec_version)
-    return build_registry()
+        return _project_registry(project, None).at_version(_checked_version(project, spec_version))
+    return project_registry(project)
+
+
+def _checked_version(project: Project, spec_version: int) -> int:
+    from evalspec.versions.project import check_version, lock_label
+
+    newest = _project_registry(project, None)
+    return check_version(spec_version, newest.version, newest.head, lock_label(project))
 
 
 def clear_default_registry() -> None:
     """Forget the cached default registry (after installing a plugin, in tests)."""
-    default_registry.cache_clear()
+    from evalspec.versions.project import forget_projects
+
+    forget_projects()
+    _project_registry.cache_clear()
 
 
 __all__ = ["Registry", "build_registry", "clear_default_registry", "default_registry"]

@@ -115,7 +115,10 @@ def _show(value: Any, limit: int = 60) -> str:
 
 
 def _suggest(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    names = list(choices)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if not close and len(name) >= 3:  # "strip" -> "strip_whitespace"
+        close = [n for n in names if n.startswith(name) or name in n][:1]
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -396,6 +399,7 @@ def validate_task(
     if isinstance(task, str):
         _, result = _verdict_on_text(line, task, spec)
         return result.task, list(result.errors)
+    assert not isinstance(task, bytes)
     text = _show(task, MAX_TEXT)
     problems = check_object(task, spec)
     if problems:

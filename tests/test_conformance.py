@@ -90,3 +90,25 @@ def test_the_fresh_interpreter_corpus_holds_lone_surrogates_and_is_stable() -> N
     texts = corpus()
     assert any("\ud800" <= ch <= "\udfff" for t in texts for ch in t)
     assert texts == corpus()
+
+
+def test_a_metric_declaring_best_target_wins_is_held_to_it() -> None:
+    def last_target_only(prediction: str, targets: Sequence[str]) -> float:
+        return float(prediction == targets[-1])
+
+    cases = metric_cases("last", last_target_only, max_examples=100, best_target_wins=True)
+    [case] = [c for c in cases if c.prop == "best_target_wins"]
+    with pytest.raises(ConformanceFailure, match="best_target_wins"):
+        case.run()
+    plain = metric_cases("last", last_target_only, max_examples=10)
+    assert "best_target_wins" not in {c.prop for c in plain}
+
+
+def test_sandboxed_metrics_are_never_fed_random_text(registry: Registry) -> None:
+    sandboxed = [name for name, m in registry.metrics.items() if m.sandboxed]
+    assert sandboxed  # code_exec
+    ids = {case.id for case in conformance_cases(registry)}
+    assert not any(case_id.startswith(f"metric:{name}:") for name in sandboxed for case_id in ids)
+    scored = [n for n, m in registry.metrics.items() if m.scorer is not None and not m.sandboxed]
+    for name in scored:
+        assert {f"metric:{name}:range", f"metric:{name}:deterministic"} <= ids

@@ -7,13 +7,18 @@ touches a database, it only says which names exist and which pairs are legal.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib.abc import Traversable
 from typing import Any
 
 import attrs
 
 from evalspec.model import _is_name
+
+PLACEHOLDER = "TODO: "
+"""What ``evalspec spec new``'s descriptions start with, until the author writes them.
+
+The gate refuses a migration that still has one."""
 
 
 def _names(value: Sequence[str]) -> tuple[str, ...]:
@@ -69,6 +74,10 @@ class Deprecate:
 Operation = AddMetric | AddPostProcess | AddCategory | Deprecate
 
 
+def _operations(value: Iterable[Operation]) -> tuple[Operation, ...]:
+    return tuple(value)
+
+
 @attrs.frozen
 class Migration:
     """One spec version: its number, its parent, a message and its operations.
@@ -81,7 +90,7 @@ class Migration:
     version: int = attrs.field(validator=attrs.validators.instance_of(int))
     parent: int | None
     message: str
-    operations: tuple[Operation, ...] = attrs.field(converter=tuple)
+    operations: tuple[Operation, ...] = attrs.field(converter=_operations)
     fixture_dir: Traversable | None = attrs.field(default=None, eq=False, repr=False)
     origin: str = attrs.field(default="", eq=False)
 

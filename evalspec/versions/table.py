@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 import attrs
 
-from evalspec.errors import MigrationError, SpecVersionError
+from evalspec.errors import ChainError, MigrationError, SpecVersionError
 from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
 
 
@@ -27,9 +27,15 @@ class CategoryPairs:
     single_target_from: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SpecVersion:
     """The vocabulary and pair table in force at one spec version."""
+
+    def __repr__(self) -> str:
+        return (
+            f"<SpecVersion {self.version}: {len(self.categories)} categories, "
+            f"{len(self.metrics)} metrics, {len(self.post_processes)} post-process rules>"
+        )
 
     version: int
     categories: Mapping[str, CategoryPairs]
@@ -58,20 +64,25 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
         if m.version in by_version:
             other = by_version[m.version]
             problems.append(
-                f"duplicate version {m.version}: from {other.origin or '?'} and {m.origin or '?'}"
+                f"duplicate version {m.version}: from {other.origin or 'an unnamed source'} and "
+                f"{m.origin or 'an unnamed source'}; two migrations cannot share a version"
             )
         else:
             by_version[m.version] = m
     children: dict[int | None, list[int]] = {}
     for m in by_version.values():
         if m.parent is not None and m.parent not in by_version:
-            problems.append(f"version {m.version} names parent {m.parent}, which does not exist")
+            problems.append(
+                f"version {m.version}{_from(m)} names parent {m.parent}, which does not exist"
+            )
         children.setdefault(m.parent, []).append(m.version)
     for parent, kids in sorted(children.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
         if len(kids) > 1:
             where = "no parent (several bases)" if parent is None else f"parent {parent}"
+            named = ", ".join(f"{k}{_from(by_version[k])}" for k in sorted(kids))
             problems.append(
-                f"two heads: versions {', '.join(map(str, sorted(kids)))} all have {where}"
+                f"two heads: versions {named} all have {where}; "
+                "make one follow the other so the chain stays linear"
             )
     # A cycle: walking parents from some version comes back to it.
     for start in sorted(by_version):
@@ -79,7 +90,7 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
         cur = by_version[start].parent
         while cur is not None and cur in by_version:
             if cur in seen:
-                cycle = seen[seen.index(cur) :] + [cur]
+                cycle = [*seen[seen.index(cur) :], cur]
                 problems.append(f"cycle: {' -> '.join(map(str, cycle))}")
                 break
             seen.append(cur)
@@ -89,10 +100,13 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
         break
     for m in by_version.values():
         if m.parent is None and m.version != 1:
-            problems.append(f"version {m.version} has no parent but only version 1 may be the base")
+            problems.append(
+                f"version {m.version}{_from(m)} has no parent but only version 1 may be the base"
+            )
         if m.parent is not None and m.version != m.parent + 1:
             problems.append(
-                f"version {m.version} follows parent {m.parent}: versions must go up by one"
+                f"version {m.version}{_from(m)} follows parent {m.parent}: "
+                "versions must go up by one"
             )
     if by_version:
         expected = set(range(1, max(by_version) + 1))
@@ -100,8 +114,12 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
         if missing:
             problems.append(f"gap: version(s) {', '.join(map(str, missing))} missing")
     if problems:
-        raise MigrationError("; ".join(problems))
+        raise ChainError(problems)
     return tuple(by_version[v] for v in sorted(by_version))
+
+
+def _from(m: Migration) -> str:
+    return f" (from {m.origin})" if m.origin else ""
 
 
 def replay(chain: tuple[Migration, ...], version: int | None = None) -> SpecVersion:

@@ -1,0 +1,306 @@
+"""The project: its ``[tool.evalspec]`` settings, its own migrations and its lock.
+
+A project is the directory of the nearest ``pyproject.toml`` above the
+current directory. It decides which spec versions are in force::
+
+    [tool.evalspec]
+    migrations = "spec/migrations"   # one Python file per version (Alembic-style)
+    lock = "evalspec.lock"           # the versions this project released (default)
+    plugins = ["spec_plugin"]        # modules importable from the project root
+    changelog = "CHANGELOG.md"       # default
+
+Each file ``spec/migrations/NNNN_name.py`` defines ``migration =
+Migration(...)``; its fixture paths are relative to the migrations directory.
+The ``plugins`` modules implement what the project's migrations add (hooks
+of :mod:`evalspec.hookspecs`), exactly like an installed plugin.
+
+The versions in force are those in the project's lock. A project without a
+lock uses the lock shipped in evalspec (spec version 1). A migration that
+arrives with a newly installed plugin, or a new file in the migrations
+directory, is *pending* until ``evalspec spec lock`` releases it, so
+installing or upgrading a package never silently changes which tasks
+validate.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
+from evalspec.hookspecs import hookimpl
+from evalspec.versions.lock import Lock, packaged_lock, read_lock, verify
+from evalspec.versions.migration import Migration
+
+if TYPE_CHECKING:
+    from evalspec.registry import Registry
+
+PYPROJECT = "pyproject.toml"
+DEFAULT_LOCK = "evalspec.lock"
+DEFAULT_CHANGELOG = "CHANGELOG.md"
+SETTINGS = ("migrations", "lock", "plugins", "changelog")
+
+
+@attrs.frozen
+class Project:
+    """A project directory and its ``[tool.evalspec]`` settings (paths are absolute).
+
+    ``root`` is ``None`` outside any project: no project migrations, plugins
+    or lock, so evalspec's own lock decides what is in force.
+    """
+
+    root: Path | None
+    migrations: Path | None = None
+    lock: Path | None = None
+    plugins: tuple[str, ...] = ()
+    changelog: Path | None = None
+    own_entry_points: tuple[str, ...] = ()
+    """Entry-point names of the ``evalspec`` group this project itself distributes."""
+
+    @property
+    def has_lock(self) -> bool:
+        return self.lock is not None and self.lock.is_file()
+
+    def effective_lock(self) -> Lock:
+        """The project's lock when it has one, else the lock shipped with evalspec."""
+        if self.lock is not None and self.lock.is_file():
+            return read_lock(self.lock, self.relative(self.lock))
+        return packaged_lock()
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the project root, for messages."""
+        if self.root is not None:
+            try:
+                return path.relative_to(self.root).as_posix()
+            except ValueError:
+                pass
+        return str(path)
+
+    def load_plugins(self) -> list[object]:
+        """The plugin objects this project adds: its ``plugins`` modules and its migrations.
+
+        :raises ProjectConfigError: a module cannot be imported, or a
+            migration file is unusable.
+        """
+        out: list[object] = []
+        if self.plugins and self.root is not None and str(self.root) not in sys.path:
+            # Project plugins live in the project, not in site-packages.
+            sys.path.insert(0, str(self.root))
+        for name in self.plugins:
+            try:
+                out.append(importlib.import_module(name))
+            except Exception as exc:
+                msg = f"cannot import project plugin {name!r}: {type(exc).__name__}: {exc}"
+                raise ProjectConfigError(msg) from exc
+        if self.migrations is not None:
+            out.append(ProjectMigrations(self.load_migrations(), self.relative(self.migrations)))
+        return out
+
+    def load_migrations(self) -> tuple[Migration, ...]:
+        """Every migration file of the migrations directory, in file-name order."""
+        directory = self.migrations
+        if directory is None:
+            return ()
+        if not directory.is_dir():
+            msg = f"the migrations directory {self.relative(directory)} does not exist"
+            raise ProjectConfigError(msg)
+        return tuple(
+            _load_migration_file(path, directory, self.relative(path))
+            for path in sorted(directory.glob("*.py"))
+            if not path.name.startswith(("_", "."))
+        )
+
+
+class ProjectMigrations:
+    """A plugin contributing a project's migration files (registered per project)."""
+
+    def __init__(self, migrations: tuple[Migration, ...], label: str) -> None:
+        self.migrations = migrations
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"ProjectMigrations({self.label!r})"
+
+    @hookimpl
+    def evalspec_register_migrations(self, register: Callable[[Migration], None]) -> None:
+        for mig in self.migrations:
+            register(mig)
+
+
+def _load_migration_file(path: Path, directory: Path, label: str) -> Migration:
+    module_name = f"_evalspec_migration_{abs(hash(str(path)))}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ProjectConfigError(f"{label}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise ProjectConfigError(f"{label}: {type(exc).__name__}: {exc}") from exc
+    mig = getattr(module, "migration", None)
+    if not isinstance(mig, Migration):
+        msg = f"{label} must define `migration = Migration(...)`"
+        raise ProjectConfigError(msg)
+    digits = path.stem.split("_", 1)[0]
+    if digits.isdigit() and int(digits) != mig.version:
+        msg = (
+            f"{label} is numbered {int(digits)} in its file name but declares version {mig.version}"
+        )
+        raise ProjectConfigError(msg)
+    if mig.fixture_dir is None:
+        mig = attrs.evolve(mig, fixture_dir=directory)
+    return attrs.evolve(mig, origin=label)
+
+
+def _toml_parser(path: Path) -> Any:
+    # Imported by name: tomllib is standard from Python 3.11; on 3.10 the
+    # tomli dependency provides the same API.
+    for name in ("tomllib", "tomli"):
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    msg = f"reading [tool.evalspec] from {path} on Python 3.10 needs tomli: pip install tomli"
+    raise ProjectConfigError(msg)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    if "evalspec" not in text:
+        return {}  # nothing for us; no TOML parser needed
+    tomllib = _toml_parser(path)
+    try:
+        doc: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProjectConfigError(f"{path} is not valid TOML: {exc}") from None
+    return doc
+
+
+def _find_pyproject(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        candidate = directory / PYPROJECT
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_project(start: str | os.PathLike[str] | None = None) -> Project:
+    """The project of the nearest ``pyproject.toml`` at or above ``start`` (default: cwd).
+
+    :raises ProjectConfigError: the ``[tool.evalspec]`` table is malformed.
+    """
+    here = Path(start if start is not None else os.getcwd()).resolve()
+    pyproject = _find_pyproject(here)
+    if pyproject is None:
+        return Project(root=None)
+    root = pyproject.parent
+    doc = _read_toml(pyproject)
+    settings = doc.get("tool", {}).get("evalspec", {})
+    label = f"{pyproject} [tool.evalspec]"
+    if not isinstance(settings, dict):
+        raise ProjectConfigError(f"{label} must be a table")
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        msg = f"{label}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(SETTINGS)})"
+        raise ProjectConfigError(msg)
+    for key in ("migrations", "lock", "changelog"):
+        if key in settings and not isinstance(settings[key], str):
+            raise ProjectConfigError(f"{label}: {key} must be a string (a path)")
+    plugins = settings.get("plugins", [])
+    if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+        raise ProjectConfigError(f"{label}: plugins must be a list of module names")
+    entry_points = doc.get("project", {}).get("entry-points", {}).get("evalspec", {})
+    return Project(
+        root=root,
+        migrations=root / settings["migrations"] if "migrations" in settings else None,
+        lock=root / settings.get("lock", DEFAULT_LOCK),
+        plugins=tuple(plugins),
+        changelog=root / settings.get("changelog", DEFAULT_CHANGELOG),
+        own_entry_points=tuple(entry_points) if isinstance(entry_points, dict) else (),
+    )
+
+
+def lock_label(project: Project) -> str:
+    """Which lock decides what is in force, for messages."""
+    if project.lock is not None and project.has_lock:
+        return project.relative(project.lock)
+    if project.root is None or project.lock is None:
+        return "evalspec's own lock (not in a project)"
+    return f"evalspec's own lock (this project has no lock at {project.relative(project.lock)} yet)"
+
+
+def in_force(project: Project, chain: tuple[Migration, ...]) -> int:
+    """The newest spec version in force: the newest one the effective lock releases.
+
+    :raises LockError: the lock is unreadable, releases a version no migration
+        provides, or a released migration was edited after release.
+    """
+    lock = project.effective_lock()
+    problems = verify(chain, lock)
+    if problems:
+        raise problems[0]
+    if lock.released == 0:
+        msg = f"{lock.path} releases no spec version; run `evalspec spec lock`"
+        raise SpecVersionError(msg)
+    return lock.released
+
+
+def check_version(requested: int | None, in_force_version: int, head: int, lock_path: str) -> int:
+    """The version to use: ``requested``, or the newest in force.
+
+    :raises SpecVersionError: the version is not in the table.
+    :raises PendingVersionError: the version exists but the project has not locked it.
+    """
+    if requested is None:
+        return in_force_version
+    if not 1 <= requested <= head:
+        msg = f"unknown spec version {requested}: the version table holds 1..{head}"
+        raise SpecVersionError(msg)
+    if requested > in_force_version:
+        msg = (
+            f"spec version {requested} is pending: {lock_path} releases only up to version "
+            f"{in_force_version}; release it with `evalspec spec lock` after "
+            "`evalspec spec check` passes, or validate against a released version"
+        )
+        raise PendingVersionError(msg)
+    return requested
+
+
+def project_registry(project: Project, spec_version: int | None = None) -> Registry:
+    """The registry of the installed plugins plus the project's, at a version in force.
+
+    The registry is at ``spec_version`` (default: the newest version in force).
+
+    :raises PendingVersionError: ``spec_version`` is not released by the project.
+    :raises SpecVersionError: ``spec_version`` is not in the table.
+    :raises LockError: a released migration was edited, or is missing.
+    """
+    from evalspec.registry import build_registry
+
+    registry = build_registry(project.load_plugins())
+    current = in_force(project, registry.chain)
+    target = check_version(spec_version, current, registry.head, lock_label(project))
+    return registry.at_version(target)
+
+
+@functools.lru_cache(maxsize=16)
+def _project_for(cwd: str) -> Project:
+    return load_project(cwd)
+
+
+def current_project() -> Project:
+    """:func:`load_project` for the current directory, remembered per directory."""
+    return _project_for(os.getcwd())
+
+
+def forget_projects() -> None:
+    """Forget remembered projects (after editing a ``pyproject.toml`` in-process)."""
+    _project_for.cache_clear()

@@ -1,0 +1,205 @@
+"""``evalspec spec new``: write the next migration file and its fixture stub.
+
+The scaffold is deliberately incomplete where only the author can fill it
+in: the fixture stub's task has an empty prompt and no targets, so
+``evalspec spec check`` refuses the migration until real fixture tasks are
+written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+import attrs
+
+from evalspec.errors import ProjectConfigError
+from evalspec.versions.changelog import entry_line
+from evalspec.versions.migration import (
+    PLACEHOLDER,
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    Migration,
+)
+from evalspec.versions.project import Project
+
+
+@attrs.frozen
+class Scaffold:
+    """What ``spec new`` wrote and what the author still has to do."""
+
+    version: int
+    migration_file: Path
+    fixture_file: Path
+    fixture_written: bool
+    todo: tuple[str, ...]
+
+
+def _declared(chain: Sequence[Migration]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {"metric": set(), "post_process": set(), "category": set()}
+    for mig in chain:
+        for op in mig.operations:
+            if isinstance(op, AddMetric):
+                out["metric"].add(op.name)
+            elif isinstance(op, AddPostProcess):
+                out["post_process"].add(op.name)
+            elif isinstance(op, AddCategory):
+                out["category"].add(op.name)
+    return out
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not name or any(c.isspace() for c in name) or not name.isprintable():
+        raise ProjectConfigError(f"{kind} name {name!r} must be non-empty and without whitespace")
+
+
+def _fixture_path(directory: Path, category: str, fixture: str | None) -> tuple[str, Path | None]:
+    """The fixture's path relative to the migrations directory, and a file to copy there."""
+    if fixture is None:
+        return f"fixtures/{category}.jsonl", None
+    given = Path(fixture)
+    if given.is_file():
+        resolved = given.resolve()
+        try:
+            return resolved.relative_to(directory.resolve()).as_posix(), None
+        except ValueError:
+            return f"fixtures/{given.name}", resolved
+    rel = PurePosixPath(fixture)
+    if rel.is_absolute() or ".." in rel.parts:
+        msg = (
+            f"fixture {fixture!r} does not exist; name a new one relative to the "
+            "migrations directory"
+        )
+        raise ProjectConfigError(msg)
+    return rel.as_posix(), None
+
+
+def _lit(text: str) -> str:
+    """A Python string literal (JSON's double-quoted form is valid Python)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _names(values: Sequence[str]) -> str:
+    return "(" + "".join(f"{_lit(v)}, " for v in values).rstrip(" ") + ")"
+
+
+def _source(mig_version: int, parent: int | None, message: str, ops: Sequence[str]) -> str:
+    body = "".join(f"        {op},\n" for op in ops)
+    used = sorted({op.split("(", 1)[0] for op in ops} | {"Migration"})
+    return (
+        f'"""Spec version {mig_version}: {message}."""\n\n'
+        f"from evalspec.versions import {', '.join(used)}\n\n"
+        "migration = Migration(\n"
+        f"    version={mig_version},\n"
+        f"    parent={parent!r},\n"
+        f"    message={_lit(message)},\n"
+        "    operations=(\n"
+        f"{body}"
+        "    ),\n"
+        ")\n"
+    )
+
+
+def scaffold_migration(
+    project: Project,
+    chain: Sequence[Migration],
+    *,
+    category: str,
+    metrics: Sequence[str],
+    post_processes: Sequence[str],
+    fixture: str | None = None,
+    message: str | None = None,
+) -> Scaffold:
+    """Write ``NNNN_<category>.py`` and the fixture stub in the project's migrations directory.
+
+    Metrics and rules the chain already declares are bound, not added again.
+
+    :raises ProjectConfigError: no migrations directory is configured, a name
+        is malformed or taken, or the migration file already exists.
+    """
+    directory = project.migrations
+    if project.root is None or directory is None:
+        msg = (
+            "this project keeps no migrations: add `[tool.evalspec]` with "
+            '`migrations = "spec/migrations"` to its pyproject.toml'
+        )
+        raise ProjectConfigError(msg)
+    _check_name("category", category)
+    for m in metrics:
+        _check_name("metric", m)
+    for r in post_processes:
+        _check_name("post-process rule", r)
+    declared = _declared(chain)
+    if category in declared["category"]:
+        raise ProjectConfigError(f"category {category!r} already exists in the version table")
+    head = max((m.version for m in chain), default=0)
+    version = head + 1
+    target = directory / f"{version:04d}_{category}.py"
+    if target.exists():
+        raise ProjectConfigError(f"{project.relative(target)} already exists")
+    rel, copy_from = _fixture_path(directory, category, fixture)
+    new_metrics = [m for m in dict.fromkeys(metrics) if m not in declared["metric"]]
+    new_rules = [r for r in dict.fromkeys(post_processes) if r not in declared["post_process"]]
+    text = message or f"Add category {category}"
+    ops = [
+        f"AddMetric({_lit(m)}, {_lit(PLACEHOLDER + 'describe the metric')})" for m in new_metrics
+    ]
+    ops += [
+        f"AddPostProcess({_lit(r)}, {_lit(PLACEHOLDER + 'describe the rule')})" for r in new_rules
+    ]
+    ops.append(
+        f"AddCategory(\n            {_lit(category)},\n"
+        f"            metrics={_names(list(dict.fromkeys(metrics)))},\n"
+        f"            post_processes={_names(list(dict.fromkeys(post_processes)))},\n"
+        f"            fixtures={_names([rel])},\n"
+        f"            description={_lit(PLACEHOLDER + 'describe the category')},\n"
+        "        )"
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    fixture_file = directory / rel
+    written = False
+    if copy_from is not None:
+        fixture_file.parent.mkdir(parents=True, exist_ok=True)
+        if not fixture_file.exists():
+            shutil.copyfile(copy_from, fixture_file)
+    elif not fixture_file.exists():
+        fixture_file.parent.mkdir(parents=True, exist_ok=True)
+        stub = {
+            "task_id": f"{category}_001",
+            "category": category,
+            "prompt": "",
+            "targets": [],
+            "metric_name": metrics[0],
+            "post_process": post_processes[0],
+        }
+        fixture_file.write_text(json.dumps(stub, ensure_ascii=False) + "\n", encoding="utf-8")
+        written = True
+    target.write_text(_source(version, head or None, text, ops), encoding="utf-8")
+    todo = []
+    if written:
+        todo.append(
+            f"write the fixture tasks of {category!r} in {project.relative(fixture_file)}: "
+            "the stub task has an empty prompt and no targets, so it fails until you fill it in"
+        )
+    todo.append(
+        f"replace the {PLACEHOLDER.strip()!r} descriptions in {project.relative(target)} "
+        "(the gate refuses them)"
+    )
+    names = [f"category {category!r}"]
+    names += [f"metric {m!r}" for m in new_metrics]
+    names += [f"post-process rule {r!r}" for r in new_rules]
+    todo.append(
+        f"implement {', '.join(names)} in a plugin (hooks evalspec_register_categories, "
+        "evalspec_register_metrics, evalspec_register_post_processors), listed in "
+        "[tool.evalspec] plugins or installed through the `evalspec` entry-point group"
+    )
+    if project.changelog is not None:
+        adds = f"category `{category}`"
+        todo.append(f"add `{entry_line(version, adds)}` to {project.relative(project.changelog)}")
+    todo.append(
+        f"run `evalspec spec check`, then `evalspec spec lock` to release spec version {version}"
+    )
+    return Scaffold(version, target, fixture_file, written, tuple(todo))

@@ -1,0 +1,205 @@
+"""The gate: each refusal names the migration, the entry and the missing piece."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import example_plugin
+import pytest
+
+from evalspec.registry import Registry
+from evalspec.versions import (
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    Deprecate,
+    Migration,
+    Operation,
+)
+from evalspec.versions.gate import check_gate
+
+WHERE = "migration 2 (from the example)"
+
+
+@pytest.fixture
+def v1(registry: Registry) -> Migration:
+    return registry.chain[0]
+
+
+def v2(*operations: Operation, fixture_dir: Path | None = None) -> Migration:
+    return attrs.evolve(
+        example_plugin.V2,
+        operations=operations or example_plugin.V2.operations,
+        fixture_dir=fixture_dir or example_plugin.FIXTURES,
+        origin="the example",
+    )
+
+
+def translation(
+    *,
+    metrics: tuple[str, ...] | None = None,
+    post_processes: tuple[str, ...] | None = None,
+    fixtures: tuple[str, ...] | None = None,
+) -> AddCategory:
+    base = example_plugin.V2.operations[2]
+    assert isinstance(base, AddCategory)
+    return AddCategory(
+        base.name,
+        metrics=base.metrics if metrics is None else metrics,
+        post_processes=base.post_processes if post_processes is None else post_processes,
+        fixtures=base.fixtures if fixtures is None else fixtures,
+    )
+
+
+CHRF = AddMetric("chrf")
+COLLAPSE = AddPostProcess("collapse_whitespace")
+
+
+def messages(v1: Migration, mig: Migration) -> list[str]:
+    return [p.message for p in check_gate([v1, mig])]
+
+
+def test_the_builtin_v1_and_the_worked_example_pass(v1: Migration) -> None:
+    assert check_gate([v1, v2()]) == []
+
+
+def test_category_without_metric_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(COLLAPSE, translation(metrics=())))
+    assert (
+        f"{WHERE}: category 'translation' is added without a metric: bind at least one in "
+        "metrics=(...)" in found
+    )
+
+
+def test_category_binding_an_undeclared_metric_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(COLLAPSE, translation()))
+    assert (
+        f"{WHERE}: category 'translation' binds metric 'chrf', which neither this migration nor "
+        "an earlier one adds (add AddMetric('chrf') to this migration)" in found
+    )
+
+
+def test_category_without_rule_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(CHRF, translation(post_processes=())))
+    assert (
+        f"{WHERE}: category 'translation' is added without a post-process rule: bind at least "
+        "one in post_processes=(...)" in found
+    )
+
+
+def test_category_binding_an_undeclared_rule_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(CHRF, translation()))
+    assert (
+        f"{WHERE}: category 'translation' binds post-process rule 'collapse_whitespace', which "
+        "neither this migration nor an earlier one adds (add "
+        "AddPostProcess('collapse_whitespace') to this migration)" in found
+    )
+
+
+def test_category_without_fixture_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(CHRF, COLLAPSE, translation(fixtures=())))
+    assert (
+        f"{WHERE}: category 'translation' is added without a fixture: list at least one file of "
+        "its tasks in fixtures=(...)" in found
+    )
+
+
+def test_missing_fixture_file_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(CHRF, COLLAPSE, translation(fixtures=("nope.jsonl",))))
+    assert len(found) == 1
+    assert found[0].startswith(
+        f"{WHERE}: fixture 'nope.jsonl' of category 'translation' cannot be read"
+    )
+
+
+def _fixture(tmp_path: Path, *lines: str) -> Path:
+    (tmp_path / "translation.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+GOOD = (
+    '{"task_id": "t1", "category": "translation", "prompt": "Translate: hi", '
+    '"targets": ["salut"], "metric_name": "chrf", "post_process": "collapse_whitespace"}'
+)
+
+
+def test_fixture_must_validate_under_the_new_version(v1: Migration, tmp_path: Path) -> None:
+    bad = GOOD.replace('"t1"', '"t2"').replace('"chrf"', '"f1"')
+    found = messages(v1, v2(fixture_dir=_fixture(tmp_path, GOOD, bad)))
+    assert found == [
+        f"{WHERE}: fixture 'translation.jsonl' line 2 does not validate under spec version 2: "
+        "illegal_metric metric_name — category 'translation' does not allow metric 'f1' "
+        "(allowed: chrf, exact_match)"
+    ]
+
+
+def test_fixture_must_use_the_new_category(v1: Migration, tmp_path: Path) -> None:
+    other = (
+        '{"task_id": "a1", "category": "arithmetic", "prompt": "1 + 1 =", "targets": ["2"], '
+        '"metric_name": "exact_match", "post_process": "none"}'
+    )
+    found = messages(v1, v2(fixture_dir=_fixture(tmp_path, other)))
+    assert (
+        f"{WHERE}: fixture 'translation.jsonl' line 1 is a task of category 'arithmetic', which "
+        "this migration does not add; a migration's fixtures hold only tasks of the categories "
+        "it adds" in found
+    )
+    assert (
+        f"{WHERE}: category 'translation' has no fixture task: none of 'translation.jsonl' holds "
+        "a valid task of category 'translation'" in found
+    )
+
+
+def test_fixture_errors_are_capped_per_file(v1: Migration, tmp_path: Path) -> None:
+    lines = [GOOD.replace('"t1"', f'"t{i}"').replace('"chrf"', '"f1"') for i in range(9)]
+    found = messages(v1, v2(fixture_dir=_fixture(tmp_path, GOOD, *lines)))
+    assert len(found) == 6
+    assert found[-1] == f"{WHERE}: fixture 'translation.jsonl': 4 more problems not shown"
+
+
+def test_orphan_metric_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(*example_plugin.V2.operations, AddMetric("bleurt")))
+    assert found == [
+        f"{WHERE}: metric 'bleurt' is added but no category binds it: an orphan cannot be used "
+        "by any task; bind it in an AddCategory of this migration"
+    ]
+
+
+def test_orphan_rule_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(*example_plugin.V2.operations, AddPostProcess("upper")))
+    assert found == [
+        f"{WHERE}: post-process rule 'upper' is added but no category binds it: an orphan cannot "
+        "be used by any task; bind it in an AddCategory of this migration"
+    ]
+
+
+def test_a_name_added_twice_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(*example_plugin.V2.operations, AddMetric("exact_match")))
+    assert found == [f"{WHERE}: metric 'exact_match' is added twice (also by migration 1)"]
+
+
+def test_deprecating_an_unknown_name_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(*example_plugin.V2.operations, Deprecate("metric", "bleurt")))
+    assert found == [
+        f"{WHERE}: deprecates metric 'bleurt', which neither this migration nor an earlier one adds"
+    ]
+
+
+def test_deprecating_a_known_name_passes(v1: Migration) -> None:
+    assert messages(v1, v2(*example_plugin.V2.operations, Deprecate("metric", "bleu_4"))) == []
+
+
+def test_a_migration_without_operations_is_refused(v1: Migration) -> None:
+    empty = attrs.evolve(v2(), operations=())
+    assert messages(v1, empty) == [
+        f"{WHERE}: has no operations; a migration adds or deprecates at least one entry"
+    ]
+
+
+def test_placeholder_descriptions_from_spec_new_are_refused(v1: Migration) -> None:
+    ops = (AddMetric("chrf", "TODO: describe the metric"), COLLAPSE, translation())
+    assert messages(v1, v2(*ops)) == [
+        f"{WHERE}: metric 'chrf' still has the placeholder description 'TODO: describe the "
+        "metric' from `evalspec spec new`; say what it is"
+    ]

@@ -1,0 +1,54 @@
+"""The public surface: what ``import evalspec`` offers, and what it costs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import evalspec
+
+
+def test_all_names_resolve() -> None:
+    for name in evalspec.__all__:
+        assert getattr(evalspec, name) is not None, name
+
+
+def test_core_api_is_exported() -> None:
+    for name in (
+        "TaskSpec",
+        "validate_task",
+        "validate_file",
+        "iter_validate",
+        "render",
+        "post_process",
+        "load_fixtures",
+        "build_registry",
+        "hookimpl",
+        "hookspec",
+    ):
+        assert name in evalspec.__all__  # fmt: skip
+
+
+def test_import_loads_no_plugins_and_no_heavy_modules() -> None:
+    code = (
+        "import sys, evalspec\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('pluggy', 'attrs', 'attr', 'evalspec_plugins', 'importlib_metadata', 'json')"
+        " or m.startswith('evalspec.')]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    try:
+        evalspec.nope  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        assert "nope" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_all_matches_the_lazy_export_table() -> None:
+    assert sorted(evalspec.__all__) == sorted(evalspec._EXPORTS)
