@@ -124,3 +124,18 @@ def test_schema_command_rejects_an_unknown_version() -> None:
     assert out.returncode == 2
     assert "unknown spec version 99" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@given(st.data())
+def test_schema_follows_the_spec_version(example_registry: Registry, data: st.DataObject) -> None:
+    newer = jsonschema.Draft202012Validator(task_schema(example_registry, 2))
+    older = jsonschema.Draft202012Validator(task_schema(example_registry, 1))
+    task = data.draw(valid_tasks(example_registry, 2))
+    assert newer.is_valid(task)
+    v1_admits = _evalspec_admits_at(task, example_registry, 1)
+    assert older.is_valid(task) == v1_admits
+
+
+def _evalspec_admits_at(task: object, registry: Registry, version: int) -> bool:
+    _, errors = validate_task(task, registry=registry, spec_version=version)  # type: ignore[arg-type]
+    return not errors

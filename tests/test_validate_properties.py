@@ -88,3 +88,13 @@ def test_breaking_one_rule_yields_exactly_that_rule(
     if rule in PARSE_RULES or rule in MULTI_LINE_RULES:
         assert isinstance(value, bytes)
     assert _rules_found(value, registry) == {rule}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@given(data=st.data())
+def test_valid_tasks_validate_at_the_spec_version_they_were_drawn_for(
+    example_registry: Registry, version: int, data: st.DataObject
+) -> None:
+    task = data.draw(valid_tasks(example_registry, version))
+    assert validate_task(task, registry=example_registry, spec_version=version)[1] == []
+    assert task["category"] in example_registry.at_version(version).spec.categories
