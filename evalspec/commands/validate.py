@@ -1,4 +1,4 @@
-"""``evalspec validate PATH... [--format text|json] [--spec-version N]``."""
+"""``evalspec validate PATH... [--format text|json|github|sarif|junit] [--spec-version N]``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from evalspec.formats import FORMATS, FileReport, render_reports
 from evalspec.model import ErrorRecord
 from evalspec.registry import default_registry
 from evalspec.validate import ValidationResult, iter_validate
@@ -20,7 +21,13 @@ def add_parser(sub: Any) -> None:
         "1 when any line is not, 2 on usage or I/O errors.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="tasks.jsonl files")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", *FORMATS),
+        default="text",
+        help="text (default), json, github (workflow annotations), sarif (SARIF 2.1.0) "
+        "or junit (JUnit XML, one test case per file)",
+    )
     p.add_argument(
         "--spec-version",
         type=int,
@@ -40,6 +47,7 @@ def format_error(path: str, e: ErrorRecord) -> str:
 def run(args: argparse.Namespace) -> int:
     registry = default_registry(args.spec_version)
     reports: list[dict[str, Any]] = []
+    file_reports: list[FileReport] = []
     io_failed = problems = False
     for path in args.paths:
         result = ValidationResult(path=path)
@@ -58,12 +66,16 @@ def run(args: argparse.Namespace) -> int:
             reason = exc.strerror or str(exc)
             print(f"evalspec: error: cannot read {path}: {reason}", file=sys.stderr)
             reports.append({"path": path, "error": f"cannot read: {reason}"})
+            file_reports.append(FileReport(path, (), reason))
             continue
         problems = problems or result.invalid > 0
         if args.format == "text":
             print(f"{path}: {result.total} tasks, {result.valid} valid, {result.invalid} invalid")
         reports.append(result.to_dict())
-    if args.format == "json":
+        file_reports.append(FileReport(path, tuple(result.errors)))
+    if args.format in FORMATS:
+        sys.stdout.write(render_reports(args.format, file_reports, command="evalspec validate"))
+    elif args.format == "json":
         json.dump({"files": reports}, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     if io_failed:
