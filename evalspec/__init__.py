@@ -33,7 +33,7 @@ _EXPORTS = {
     "iter_validate": "evalspec.validate",
     "validate_file": "evalspec.validate",
     "validate_task": "evalspec.validate",
-    "render": "evalspec.render",
+    "render": "evalspec.render",  # bound eagerly below
     "post_process": "evalspec.postprocess",
     "Fixtures": "evalspec.fixtures",
     "load_fixtures": "evalspec.fixtures",
@@ -47,6 +47,17 @@ _EXPORTS = {
     "UnknownNameError": "evalspec.errors",
     "MigrationError": "evalspec.errors",
     "SpecVersionError": "evalspec.errors",
+    "MissingDependencyError": "evalspec.errors",
+    "ScoringError": "evalspec.errors",
+    "TaskScore": "evalspec.scoring",
+    "score": "evalspec.scoring",
+    "score_task": "evalspec.scoring",
+    "score_tasks": "evalspec.scoring",
+    "PredictionProblem": "evalspec.predictions",
+    "Predictions": "evalspec.predictions",
+    "read_predictions": "evalspec.predictions",
+    "build_report": "evalspec.score_report",
+    "format_report": "evalspec.score_report",
 }
 
 __all__ = [
@@ -60,27 +71,45 @@ __all__ = [
     "LineResult",
     "Metric",
     "MigrationError",
+    "MissingDependencyError",
     "PluginError",
     "PostProcessRule",
+    "PredictionProblem",
+    "Predictions",
     "Registry",
     "RegistryError",
+    "ScoringError",
     "SpecVersionError",
+    "TaskScore",
     "TaskSpec",
     "UndeclaredNameError",
     "UnimplementedNameError",
     "UnknownNameError",
     "ValidationResult",
     "build_registry",
+    "build_report",
     "default_registry",
+    "format_report",
     "hookimpl",
     "hookspec",
     "iter_validate",
     "load_fixtures",
     "post_process",
+    "read_predictions",
     "render",
+    "score",
+    "score_task",
+    "score_tasks",
     "validate_file",
     "validate_task",
 ]
+
+
+# ``render`` is both a submodule and a function: once anything imports the
+# submodule, the import system sets ``evalspec.render`` to the module and the
+# lazy ``__getattr__`` below never runs. Binding the function here first (the
+# module is tiny and imports nothing heavy) keeps ``evalspec.render`` the function.
+from evalspec.render import render  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:
@@ -101,8 +130,10 @@ if TYPE_CHECKING:
         DuplicateNameError,
         EvalspecError,
         MigrationError,
+        MissingDependencyError,
         PluginError,
         RegistryError,
+        ScoringError,
         SpecVersionError,
         UndeclaredNameError,
         UnimplementedNameError,
@@ -119,9 +150,12 @@ if TYPE_CHECKING:
         TaskSpec,
     )
     from evalspec.postprocess import post_process
+    from evalspec.predictions import PredictionProblem, Predictions, read_predictions
     from evalspec.registry import Registry, build_registry, default_registry
     from evalspec.render import render
     from evalspec.rules import RULES
+    from evalspec.score_report import build_report, format_report
+    from evalspec.scoring import TaskScore, score, score_task, score_tasks
     from evalspec.validate import (
         LineResult,
         ValidationResult,

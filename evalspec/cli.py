@@ -10,7 +10,18 @@ from collections.abc import Sequence
 from evalspec import __version__
 from evalspec.errors import EvalspecError
 
-COMMANDS = ("validate", "render", "spec")
+COMMANDS = (
+    "validate",
+    "render",
+    "schema",
+    "spec",
+    "score",
+    "init",
+    "lint",
+    "diff",
+    "gate",
+    "manifest",
+)
 """Subcommand modules of :mod:`evalspec.commands`; each has ``add_parser`` and ``run``."""
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2

@@ -131,3 +131,19 @@ class ChecksumMismatchError(LockError):
 
 class ProjectConfigError(EvalspecError):
     """The project's ``[tool.evalspec]`` settings or its migrations directory are unusable."""
+
+
+class MissingDependencyError(EvalspecError):
+    """An optional dependency (an extra) needed for what was asked is not installed."""
+
+    def __init__(self, what: str, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{what} needs the {package!r} package, which is not installed: "
+            f"pip install 'evalspec[{extra}]'"
+        )
+
+
+class ScoringError(EvalspecError):
+    """A prediction could not be scored (no scorer, no targets, a sandbox failure)."""

@@ -26,18 +26,44 @@ class Category:
     description: str = ""
 
 
+Scorer = Callable[[str, Sequence[str]], float]
+"""``(post-processed prediction, targets) -> float in [0, 1]``."""
+
+SandboxedScorer = Callable[[str, Sequence[str], Any], float]
+"""``(prediction, targets, sandbox) -> float``: a scorer that runs the prediction as code.
+
+The third argument is an ``evalspec.sandbox.Sandbox``; it is typed ``Any`` so
+that this module does not import the sandbox.
+"""
+
+CorpusScorer = Callable[[Sequence[str], Sequence[Sequence[str]]], float]
+"""``(predictions, targets of each item) -> float``: a dataset-level figure."""
+
+
 @attrs.frozen
 class Metric:
     """A metric a plugin implements.
 
     ``scorer`` maps ``(prediction, targets)`` to a float in [0, 1]; a metric may
     be registered without one, in which case it can be named in tasks but not
-    used to score them.
+    used to score them. Per-item scores aggregate over a dataset as their mean;
+    a metric whose field reports a different dataset-level figure (BLEU's
+    corpus score is not the mean of sentence scores) also gives a
+    ``corpus_scorer``, reported beside the mean.
+
+    ``best_target_wins`` declares that the score is the best over the targets,
+    so adding a target can never lower it (the property suite checks this).
+    ``sandboxed`` declares that the scorer executes the prediction: it is then
+    a :data:`SandboxedScorer`, called only after the user opted in to code
+    execution, with the sandbox as its third argument.
     """
 
     name: str = attrs.field(validator=_is_name)
     description: str = ""
-    scorer: Callable[[str, Sequence[str]], float] | None = attrs.field(default=None, eq=False)
+    scorer: Scorer | SandboxedScorer | None = attrs.field(default=None, eq=False)
+    best_target_wins: bool = False
+    corpus_scorer: CorpusScorer | None = attrs.field(default=None, eq=False)
+    sandboxed: bool = False
 
 
 @attrs.frozen

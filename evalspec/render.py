@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalspec.model import TaskSpec
+if TYPE_CHECKING:
+    from evalspec.model import TaskSpec
 
 SEPARATOR = "\n\n"
 """Blank line between examples and before the task prompt."""
@@ -14,10 +15,12 @@ SEPARATOR = "\n\n"
 def render(task: TaskSpec | Mapping[str, Any]) -> str:
     """The prompt a model receives: each example as ``prompt + " " + completion``,
     then the task prompt, joined with blank lines."""
-    if isinstance(task, TaskSpec):
-        parts = [ex.prompt + " " + ex.completion for ex in task.few_shot_examples]
-        parts.append(task.prompt)
-    else:
+    # Duck-typed rather than isinstance(TaskSpec), so importing this module
+    # stays free of attrs (``evalspec`` imports it eagerly, see __init__).
+    if isinstance(task, Mapping):
         parts = [ex["prompt"] + " " + ex["completion"] for ex in task.get("few_shot_examples", [])]
         parts.append(task["prompt"])
+    else:
+        parts = [ex.prompt + " " + ex.completion for ex in task.few_shot_examples]
+        parts.append(task.prompt)
     return SEPARATOR.join(parts)

@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, settings
 
 from evalspec import PostProcessRule, Registry, build_registry
 
+pytest_plugins = ["pytester"]
+
 settings.register_profile(
     "ci",
     max_examples=60,

@@ -1,4 +1,5 @@
-"""``evalspec validate PATH... [--format text|json] [--spec-version N] [--jobs N]``."""
+"""``evalspec validate PATH... [--format text|json|github|sarif|junit] [--spec-version N]
+[--jobs N]``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from evalspec.formats import FORMATS, FileReport, render_reports
 from evalspec.model import ErrorRecord
 from evalspec.registry import default_registry
 from evalspec.validate import ValidationResult
@@ -20,7 +22,13 @@ def add_parser(sub: Any) -> None:
         "1 when any line is not, 2 on usage or I/O errors.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="tasks.jsonl files")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", *FORMATS),
+        default="text",
+        help="text (default), json, github (workflow annotations), sarif (SARIF 2.1.0) "
+        "or junit (JUnit XML, one test case per file)",
+    )
     p.add_argument(
         "--spec-version",
         type=int,
@@ -59,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     default_registry(args.spec_version)  # plugin errors surface before any file is read
     reports: list[dict[str, Any]] = []
+    file_reports: list[FileReport] = []
     io_failed = problems = False
     for path in args.paths:
         result = ValidationResult(path=path)
@@ -85,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
             reason = exc.strerror or str(exc)
             print(f"evalspec: error: cannot read {path}: {reason}", file=sys.stderr)
             reports.append({"path": path, "error": f"cannot read: {reason}"})
+            file_reports.append(FileReport(path, (), reason))
             continue
         finally:
             progress.clear()
@@ -92,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "text":
             print(f"{path}: {result.total} tasks, {result.valid} valid, {result.invalid} invalid")
         reports.append(result.to_dict())
-    if args.format == "json":
+        file_reports.append(FileReport(path, tuple(result.errors)))
+    if args.format in FORMATS:
+        sys.stdout.write(render_reports(args.format, file_reports, command="evalspec validate"))
+    elif args.format == "json":
         json.dump({"files": reports}, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     if io_failed:

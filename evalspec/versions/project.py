@@ -168,10 +168,7 @@ def _toml_parser(path: Path) -> Any:
             return importlib.import_module(name)
         except ModuleNotFoundError:
             continue
-    msg = (
-        f"reading [tool.evalspec] from {path} on Python 3.10 needs tomli: "
-        "pip install tomli"
-    )
+    msg = f"reading [tool.evalspec] from {path} on Python 3.10 needs tomli: pip install tomli"
     raise ProjectConfigError(msg)
 
 

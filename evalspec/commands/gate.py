@@ -1,0 +1,146 @@
+"""``evalspec gate REPORT... [--baseline BASE...] [--config FILE] [--markdown FILE]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "gate",
+        help="check score reports against the red lines of config/gates.yaml",
+        description="Check each gate (dataset or slice, metric, min and max_drop) against the "
+        "score reports. Exit 0 when every gate passes, 1 when any fails, 2 on an invalid "
+        "config or an unreadable report.",
+    )
+    p.add_argument("reports", nargs="+", metavar="REPORT", help="score reports (JSON)")
+    p.add_argument(
+        "--baseline",
+        action="extend",
+        nargs="+",
+        default=None,
+        metavar="BASE",
+        help="baseline score report for max_drop (one per dataset)",
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="gates file (default: config/gates.yaml of the layout here)",
+    )
+    p.add_argument(
+        "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
+    )
+    p.set_defaults(run=run)
+
+
+def _config(args: argparse.Namespace) -> Path:
+    from evalspec.project.layout import find_layout
+
+    if args.config is not None:
+        return Path(args.config)
+    layout = find_layout(Path.cwd())
+    return layout.gates_file if layout is not None else Path("config") / "gates.yaml"
+
+
+def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
+    """The legal label values, when the layout has a valid labels file (lint reports it if not)."""
+    from evalspec.project.labels import parse_labels
+
+    try:
+        parsed, _ = parse_labels(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if parsed is None else parsed.legal
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalspec.project.gates import (
+        GateConfigError,
+        ReportError,
+        by_dataset,
+        check,
+        load_report,
+        parse_gates,
+        to_markdown,
+    )
+    from evalspec.project.layout import find_layout
+    from evalspec.project.lint import display, manifest_datasets
+    from evalspec.project.manifestlink import ManifestUnreadable
+    from evalspec.project.yamlfile import MissingYamlError
+    from evalspec.registry import default_registry
+
+    config = _config(args)
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        print(f"evalspec: error: cannot read gates config {config}: {reason}", file=sys.stderr)
+        return 2
+    in_config = config.parent.name == "config"
+    layout = find_layout(config.parent.parent if in_config else Path.cwd())
+    datasets = None
+    labels = None
+    if layout is not None:
+        try:
+            listed = manifest_datasets(layout)
+        except ManifestUnreadable as exc:
+            print(f"evalspec: error: {exc}", file=sys.stderr)
+            return 2
+        files = [*layout.dataset_files(), *listed]
+        datasets = {layout.dataset_name(p) for p in files}
+        labels = _labels(layout.labels_file)
+    registry = default_registry()
+    try:
+        gates = parse_gates(
+            text,
+            display(config.resolve()),
+            datasets=datasets,
+            metrics=set(registry.metrics),
+            labels=labels,
+            categories=set(registry.spec.categories),
+        )
+        reports = by_dataset([(Path(r), load_report(Path(r))) for r in args.reports])
+        baselines = (
+            None
+            if args.baseline is None
+            else by_dataset([(Path(b), load_report(Path(b))) for b in args.baseline])
+        )
+    except GateConfigError as exc:
+        for line, msg in exc.problems:
+            print(f"{exc.path}:{line}: {msg}", file=sys.stderr)
+        print(
+            f"evalspec: error: {len(exc.problems)} problem(s) in the gates config; "
+            "no gate was checked",
+            file=sys.stderr,
+        )
+        return 2
+    except (ReportError, MissingYamlError) as exc:
+        print(f"evalspec: error: {exc}", file=sys.stderr)
+        return 2
+    verdicts = check(gates, reports, baselines)
+    for v in verdicts:
+        mark = {True: "pass", False: "FAIL", None: "skip"}[v.passed]
+        print(f"{mark}  {v.gate.name}: {v.check}: {v.message}")
+    gated = {g.dataset for g in gates}
+    for name in sorted(set(reports) - gated):
+        print(f"note  no gate covers dataset {name!r}")
+    failed = sum(1 for v in verdicts if v.passed is False)
+    print(
+        f"{failed} of {len(verdicts)} gate checks failed"
+        if failed
+        else f"all {len(verdicts)} gate checks passed"
+    )
+    if args.markdown:
+        try:
+            Path(args.markdown).write_text(to_markdown(verdicts), encoding="utf-8")
+        except OSError as exc:
+            print(
+                f"evalspec: error: cannot write {args.markdown}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return 2
+    return 1 if failed else 0

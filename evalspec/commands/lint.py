@@ -1,0 +1,116 @@
+"""``evalspec lint [PATH...] [--format text|json] [--base REV] [--no-git]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalspec.commands.validate import format_error
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "lint",
+        help="check the datasets of an evals-as-code layout before they are merged",
+        description="Lint datasets: data card, task spec at the card's spec version, labels, "
+        "conflicting targets, few-shot leakage, mcq options, id collisions, LFS pointers, code "
+        "owners and version bumps. Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="a layout directory, a datasets directory or NAME.jsonl files "
+        "(default: the layout at or above the current directory)",
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--base",
+        default="HEAD",
+        metavar="REV",
+        help="the revision a changed dataset must have bumped its version against "
+        "(default: HEAD; in CI use the pull request's base, e.g. origin/main)",
+    )
+    p.add_argument("--no-git", action="store_true", help="skip the version-bump check")
+    p.set_defaults(run=run)
+
+
+def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], list[str]]:
+    """Group the PATH arguments by layout: ``[(layout, files or None for all)]``."""
+    from evalspec.project.layout import DATASETS, Layout, find_layout
+
+    groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
+    errors: list[str] = []
+    for raw in paths or ["."]:
+        path = Path(raw)
+        if not path.exists():
+            errors.append(f"{raw}: no such file or directory")
+            continue
+        layout = find_layout(path)
+        if layout is None:
+            errors.append(
+                f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
+                "above it); run `evalspec init` to create one"
+            )
+            continue
+        key = layout.root
+        if path.is_dir() and path.resolve() == layout.root.resolve():
+            groups[key] = (layout, None)
+            continue
+        files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        current = groups.get(key)
+        if current is not None and current[1] is None:
+            continue
+        before = current[1] if current is not None and current[1] is not None else []
+        groups[key] = (layout, [*before, *files])
+    return list(groups.values()), errors
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalspec.project.lint import LintReport, lint_layout
+    from evalspec.project.yamlfile import MissingYamlError
+
+    groups, errors = _targets(args.paths)
+    for e in errors:
+        print(f"evalspec: error: {e}", file=sys.stderr)
+    if errors:
+        return 2
+    report = LintReport()
+    try:
+        for layout, files in groups:
+            part = lint_layout(layout, files, base=args.base, check_git=not args.no_git)
+            report.datasets.extend(part.datasets)
+            report.layout_problems.extend(part.layout_problems)
+            report.io_errors.extend(part.io_errors)
+    except MissingYamlError as exc:
+        print(f"evalspec: error: {exc}", file=sys.stderr)
+        return 2
+    for e in report.io_errors:
+        print(f"evalspec: error: {e}", file=sys.stderr)
+    if args.format == "json":
+        json.dump(report.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for p in report.problems():
+            print(format_error(p.file, p.error))
+        for d in report.datasets:
+            status = "ok" if not d.problems else _count(len(d.problems), "problem")
+            version = d.version if d.version is not None else "?"
+            print(
+                f"{d.path}: {d.tasks} tasks, version {version}, "
+                f"{d.content_hash or 'no content hash'} — {status}"
+            )
+        total = sum(1 for _ in report.problems())
+        if not report.datasets:
+            print("no datasets found")
+        print(f"{_count(total, 'problem')} in {_count(len(report.datasets), 'dataset')}")
+    if report.io_errors:
+        return 2
+    return 0 if report.ok else 1

@@ -1,0 +1,202 @@
+"""Bringing missing files from their URI, verified before they are moved into place.
+
+The download streams into a temp file in the destination directory while it
+is hashed; it is cut off as soon as more bytes than the manifest's ``size``
+arrive; the size and then the hash are compared; only then is the file
+fsync-ed and renamed over the target with ``os.replace``. So a failed,
+partial or tampered download never leaves a file at the target path, and an
+existing file there is replaced only by verified bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+
+from evalspec.manifest.check import ManifestLike, as_manifest, check_entry, safe_local_path
+from evalspec.manifest.digest import CHUNK_BYTES
+from evalspec.manifest.errors import ManifestError, MissingExtraError
+from evalspec.manifest.lfs import parse_lfs_pointer
+from evalspec.manifest.model import Manifest, ManifestEntry
+from evalspec.manifest.problems import ManifestProblem
+from evalspec.manifest.transport import open_source
+
+_REPLACEABLE = frozenset(
+    {"size_mismatch", "hash_mismatch", "unmaterialized_lfs_pointer", "missing"}
+)
+
+
+@attrs.frozen
+class FetchResult:
+    """What ``fetch`` did: entries fetched, entries already intact, problems."""
+
+    fetched: tuple[ManifestEntry, ...] = ()
+    present: tuple[ManifestEntry, ...] = ()
+    problems: tuple[ManifestProblem, ...] = ()
+
+
+class _Rejected(Exception):
+    """The download is refused; carries the problem code and message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _copy_verified(
+    entry: ManifestEntry, out: IO[bytes], storage_options: Mapping[str, Any] | None
+) -> None:
+    """Stream ``entry.uri`` into ``out``; raise :class:`_Rejected` unless it matches."""
+    digest = hashlib.sha256()
+    received = 0
+    head = b""
+    limit = entry.size
+    try:
+        with open_source(entry.uri, storage_options) as src:
+            while True:
+                # Never ask for more than one byte past the declared size.
+                chunk = src.read(min(CHUNK_BYTES, limit + 1 - received))
+                if not chunk:
+                    break
+                received += len(chunk)
+                if received > limit:
+                    raise _Rejected(
+                        "download_too_large",
+                        f"{entry.uri} sent more than the manifest's {limit} bytes; "
+                        "download aborted",
+                    )
+                if len(head) < 1024:
+                    head += chunk[: 1024 - len(head)]
+                digest.update(chunk)
+                out.write(chunk)
+    except (_Rejected, ManifestError):
+        raise
+    except Exception as exc:  # any backend's error (OSError, botocore, ...) is the source's
+        detail = str(exc) or type(exc).__name__
+        raise _Rejected("source_unreadable", f"cannot read {entry.uri}: {detail}") from exc
+    pointer = parse_lfs_pointer(head) if received < 1024 else None
+    if received != limit:
+        if pointer is not None:
+            raise _Rejected(
+                "unmaterialized_lfs_pointer",
+                f"{entry.uri} holds a Git LFS pointer, not the data; upload the real file",
+            )
+        raise _Rejected(
+            "size_mismatch",
+            f"{entry.uri} sent {received} bytes, the manifest says {limit}; nothing written",
+        )
+    actual = digest.hexdigest()
+    if actual != entry.sha256:
+        if pointer is not None:
+            raise _Rejected(
+                "unmaterialized_lfs_pointer",
+                f"{entry.uri} holds a Git LFS pointer, not the data; upload the real file",
+            )
+        raise _Rejected(
+            "hash_mismatch",
+            f"{entry.uri} has sha256 {actual}, the manifest says {entry.sha256}; nothing written",
+        )
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename durable; not every platform can open a directory.
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def fetch_entry(
+    manifest: Manifest,
+    entry: ManifestEntry,
+    storage_options: Mapping[str, Any] | None = None,
+) -> ManifestProblem | None:
+    """Download one entry into place; a problem (and nothing written) when it fails."""
+
+    def problem(code: str, message: str) -> ManifestProblem:
+        return ManifestProblem(manifest.display, entry.path, code, message)
+
+    target, escape = safe_local_path(manifest, entry)
+    if escape is not None:
+        return problem("path_traversal", escape)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".evalspec-part"
+        )
+    except OSError as exc:
+        return problem("write_failed", f"cannot create a file in {target.parent}: {exc}")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _copy_verified(entry, out, storage_options)
+            out.flush()
+            os.fsync(out.fileno())
+        # mkstemp made it 0600; a fetched dataset is as readable as a checked-out one.
+        os.chmod(tmp, 0o644)
+        # The parent may have been swapped for a symlink while we downloaded.
+        escape = safe_local_path(manifest, entry)[1]
+        if escape is not None:
+            return problem("path_traversal", escape)
+        os.replace(tmp, target)
+    except _Rejected as exc:
+        return problem(exc.code, exc.message)
+    except MissingExtraError as exc:
+        return problem("missing_dependency", str(exc))
+    except ManifestError as exc:
+        return problem("source_unreadable", str(exc))
+    except OSError as exc:
+        return problem("write_failed", f"cannot write {target}: {exc.strerror or exc}")
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(target.parent)
+    return None
+
+
+def fetch(
+    manifest: ManifestLike,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    paths: Collection[str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> FetchResult:
+    """Bring every missing local copy (and with ``force``, every mismatching one).
+
+    Intact copies are left alone. A copy that is present but wrong is reported,
+    not replaced, unless ``force``. ``paths`` limits the run to those entries.
+    Problems found while reading the manifest are reported and their entries
+    skipped.
+    """
+    m = as_manifest(manifest, root)
+    fetched: list[ManifestEntry] = []
+    present: list[ManifestEntry] = []
+    problems = list(m.problems)
+    for entry in m.entries:
+        if paths is not None and entry.path not in paths:
+            continue
+        state = check_entry(m, entry)
+        if state is None:
+            present.append(entry)
+            continue
+        if state.code != "missing" and not (force and state.code in _REPLACEABLE):
+            if state.code in _REPLACEABLE:
+                state = attrs.evolve(state, message=f"{state.message}; pass --force to replace it")
+            problems.append(state)
+            continue
+        failure = fetch_entry(m, entry, storage_options)
+        if failure is None:
+            fetched.append(entry)
+        else:
+            problems.append(failure)
+    return FetchResult(fetched=tuple(fetched), present=tuple(present), problems=tuple(problems))

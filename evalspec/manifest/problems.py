@@ -1,0 +1,74 @@
+"""The closed vocabulary of manifest problem codes and the problem value class."""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+
+import attrs
+
+PROBLEM_CODES: MappingProxyType[str, str] = MappingProxyType(
+    {
+        # found when the manifest is read
+        "invalid_entry": "an entry is not an object, or a field is missing or malformed "
+        "(uri without a scheme, sha256 not 64 lowercase hex digits, size not a "
+        "non-negative integer)",
+        "invalid_path": "the path is empty, uses a backslash, holds a NUL or control "
+        "character, has an empty or '.' component, points into .git, or has a component "
+        "over 255 bytes",
+        "path_traversal": "the path is absolute (/, a drive letter, UNC) or has a '..' "
+        "component, or one of its components is a symlink that leads outside the repository",
+        "duplicate_path": "two entries name the same file after Unicode NFC normalisation "
+        "or case folding",
+        "path_conflict": "one entry's path is a directory of another entry's path",
+        # found when the local copy is checked
+        "missing": "the file is not present locally (evalspec manifest fetch brings it)",
+        "not_a_file": "the path exists but is not a regular file",
+        "size_mismatch": "the file's size differs from the manifest's (byte count)",
+        "hash_mismatch": "the file's SHA-256 differs from the manifest's (hash count)",
+        "unmaterialized_lfs_pointer": "the file is a Git LFS pointer, not the data "
+        "(run git lfs pull)",
+        "unreadable": "the local file cannot be read",
+        # found while fetching
+        "download_too_large": "the source sent more bytes than the manifest's size; "
+        "the download was aborted",
+        "source_unreadable": "the entry's URI cannot be opened or read",
+        "missing_dependency": "the URI scheme needs an optional extra that is not installed",
+        "write_failed": "the downloaded file cannot be written into place",
+    }
+)
+"""Every :class:`ManifestProblem` code, with what it means."""
+
+IO_CODES = frozenset({"unreadable", "source_unreadable", "missing_dependency", "write_failed"})
+"""Codes that are I/O or environment failures (CLI exit 2) rather than integrity problems."""
+
+
+def show(path: str) -> str:
+    """``path`` for a one-line message: JSON-quoted when it holds anything unprintable."""
+    if path and path.isprintable() and "\\" not in path and path.strip() == path:
+        return path
+    return json.dumps(path)
+
+
+@attrs.frozen
+class ManifestProblem:
+    """One thing wrong with one manifest entry (or its local copy, or its download)."""
+
+    manifest: str
+    """The manifest file, as the caller named it."""
+    entry: str
+    """The entry's path as written in the manifest, or ``files[N]`` when it has none."""
+    code: str = attrs.field(validator=attrs.validators.in_(PROBLEM_CODES))
+    message: str
+
+    def format(self) -> str:
+        """``manifest: entry: code — message`` (one line, for people)."""
+        return f"{self.manifest}: {show(self.entry)}: {self.code} — {self.message}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "manifest": self.manifest,
+            "entry": self.entry,
+            "code": self.code,
+            "message": self.message,
+        }

@@ -1,0 +1,169 @@
+"""Reading a predictions file: one ``{"task_id", "output"}`` JSON object per line.
+
+Every line is checked, and every problem is reported with its line number; a
+bad line never stops the file. Lines are read as the task validator reads
+them: split at ``\\n`` (a ``\\r`` before it dropped), a UTF-8 BOM accepted at the
+start, blank lines skipped but counted, strict JSON (no repeated keys, no
+NaN). Keys other than ``task_id`` and ``output`` are ignored, so a runner may
+record the model, latency or token counts beside each output.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Collection, Iterable, Iterator
+from types import MappingProxyType
+from typing import IO, Any
+
+import attrs
+
+from evalspec.jsonline import decode_bytes, parse_line
+
+PREDICTION_RULES: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "invalid_json": "the line is not valid JSON (or not valid UTF-8)",
+        "duplicate_key": "a JSON object repeats a key",
+        "not_object": "the line is valid JSON but not an object",
+        "missing_field": "task_id or output is absent",
+        "wrong_type": "task_id or output is not a string",
+        "unknown_task": "task_id names no task of the tasks file",
+        "duplicate_task_id": "a task_id already predicted on an earlier line (the first counts)",
+    }
+)
+"""Rule code -> meaning, for every problem a predictions line can have."""
+
+
+@attrs.frozen
+class PredictionProblem:
+    """Why one line of a predictions file was not used."""
+
+    line: int
+    rule: str
+    message: str
+    task_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class Predictions:
+    """The usable outputs (task id -> raw output) and the problems, by line.
+
+    ``for_invalid_tasks`` counts predictions whose task line was rejected by
+    the validator: they are not problems of the predictions file, and are not
+    scored.
+    """
+
+    outputs: MappingProxyType[str, str]
+    problems: tuple[PredictionProblem, ...]
+    total: int
+    for_invalid_tasks: int = 0
+
+
+MAX_SUGGESTIONS = 20
+"""Unknown task ids that get a "did you mean" hint; later ones are reported without."""
+
+Source = str | os.PathLike[str] | IO[bytes] | Iterable[bytes]
+
+
+def _lines(source: Source) -> Iterator[bytes]:
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            yield from f
+    else:
+        yield from source
+
+
+def _check(obj: Any, line: int) -> tuple[str | None, str | None, list[PredictionProblem]]:
+    if not isinstance(obj, dict):
+        return None, None, [PredictionProblem(line, "not_object", "a prediction is a JSON object")]
+    problems = [
+        PredictionProblem(line, "missing_field", f"required field {field!r} is missing")
+        for field in ("task_id", "output")
+        if field not in obj
+    ]
+    task_id = obj.get("task_id")
+    output = obj.get("output")
+    if "task_id" in obj and not isinstance(task_id, str):
+        problems.append(PredictionProblem(line, "wrong_type", "task_id must be a string"))
+    if "output" in obj and not isinstance(output, str):
+        # null included: a runner that got no answer should leave the line out,
+        # and the task is then counted as missing.
+        problems.append(PredictionProblem(line, "wrong_type", "output must be a string"))
+    tid = task_id if isinstance(task_id, str) else None
+    if problems:
+        return tid, None, [attrs.evolve(p, task_id=tid) for p in problems]
+    return tid, output, []
+
+
+def read_predictions(
+    source: Source,
+    task_ids: Collection[str],
+    *,
+    invalid_task_ids: Collection[str] = (),
+) -> Predictions:
+    """Read and check a predictions file against the ids of the valid tasks.
+
+    :param source: a path, a binary file, or an iterable of byte lines.
+    :param task_ids: the ids of the tasks being scored.
+    :param invalid_task_ids: ids of task lines the validator rejected
+        (with ``--allow-bad-tasks``); their predictions are skipped, not flagged.
+    :raises OSError: the file cannot be read.
+    """
+    outputs: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    problems: list[PredictionProblem] = []
+    total = skipped = unknown = 0
+    known = set(task_ids)
+    rejected = set(invalid_task_ids) - known
+    for number, raw in enumerate(_lines(source), start=1):
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        text, problem = decode_bytes(raw)
+        if problem is not None:
+            total += 1
+            problems.append(PredictionProblem(number, problem.rule, problem.message))
+            continue
+        assert text is not None
+        if not text.strip():
+            continue
+        total += 1
+        obj, parse_problems = parse_line(text)
+        if parse_problems:
+            problems.extend(PredictionProblem(number, p.rule, p.message) for p in parse_problems)
+            continue
+        task_id, output, found = _check(obj, number)
+        if found:
+            problems.extend(found)
+            continue
+        assert task_id is not None and output is not None
+        if task_id in rejected:
+            skipped += 1
+            continue
+        if task_id not in known:
+            unknown += 1
+            hint = ""
+            # A suggestion costs a scan of every id: offer it for the first few
+            # only, so a predictions file for the wrong dataset stays fast.
+            if unknown <= MAX_SUGGESTIONS:
+                close = difflib.get_close_matches(task_id, list(known), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+            msg = f"task_id {task_id!r} is not a task of the tasks file{hint}"
+            problems.append(PredictionProblem(number, "unknown_task", msg, task_id))
+            continue
+        if task_id in first_line:
+            msg = (
+                f"task_id {task_id!r} was already predicted on line {first_line[task_id]}; "
+                "the first prediction is scored"
+            )
+            problems.append(PredictionProblem(number, "duplicate_task_id", msg, task_id))
+            continue
+        first_line[task_id] = number
+        outputs[task_id] = output
+    return Predictions(MappingProxyType(outputs), tuple(problems), total, skipped)

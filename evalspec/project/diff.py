@@ -1,0 +1,252 @@
+"""The change report of a dataset: tasks added, removed and changed, by layer.
+
+Tasks are matched by ``task_id``. For a changed task every changed field is
+listed (``metadata`` key by key, so a relabel reads ``metadata.difficulty:
+easy -> hard``). Counts are broken down by category and by each metadata
+label, so a reviewer sees which layers moved. Removals are flagged: the
+discipline is to relabel an invalid task, not delete it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from evalspec.project.records import Records
+
+KINDS = ("added", "removed", "changed")
+
+
+@attrs.frozen
+class FieldChange:
+    """One field of one task, before and after."""
+
+    field: str
+    old: Any
+    new: Any
+
+
+@attrs.frozen
+class TaskChange:
+    """A task present on both sides whose record differs."""
+
+    task_id: str
+    changes: tuple[FieldChange, ...]
+    old: Mapping[str, Any] = attrs.field(repr=False)
+    new: Mapping[str, Any] = attrs.field(repr=False)
+
+
+@attrs.define
+class DatasetDiff:
+    """The difference between two versions of a dataset."""
+
+    old_label: str
+    new_label: str
+    old_total: int = 0
+    new_total: int = 0
+    added: list[Mapping[str, Any]] = attrs.Factory(list)
+    removed: list[Mapping[str, Any]] = attrs.Factory(list)
+    changed: list[TaskChange] = attrs.Factory(list)
+    unmatched: dict[str, list[int]] = attrs.Factory(dict)
+    """Side -> lines without a usable task_id (not JSON, not an object, no string id)."""
+    old_version: str | None = None
+    new_version: str | None = None
+
+    def by_category(self) -> dict[str, dict[str, int]]:
+        """``category -> {added, removed, changed}``."""
+        out: dict[str, dict[str, int]] = {}
+        for kind, records in self._records_by_kind():
+            for rec in records:
+                cats = {str(r.get("category")) for r in rec}
+                for cat in sorted(cats):
+                    out.setdefault(cat, dict.fromkeys(KINDS, 0))[kind] += 1
+        return dict(sorted(out.items()))
+
+    def by_label(self) -> dict[str, dict[str, dict[str, int]]]:
+        """``label -> value -> {added, removed, changed}``; a relabelled task counts in both."""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for kind, records in self._records_by_kind():
+            for rec in records:
+                pairs = {pair for r in rec for pair in _labels(r)}
+                for label, value in sorted(pairs):
+                    row = out.setdefault(label, {}).setdefault(value, dict.fromkeys(KINDS, 0))
+                    row[kind] += 1
+        return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
+
+    def _records_by_kind(self) -> Iterable[tuple[str, list[list[Mapping[str, Any]]]]]:
+        yield "added", [[r] for r in self.added]
+        yield "removed", [[r] for r in self.removed]
+        yield "changed", [[c.old, c.new] for c in self.changed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "old": self.old_label,
+            "new": self.new_label,
+            "old_version": self.old_version,
+            "new_version": self.new_version,
+            "old_total": self.old_total,
+            "new_total": self.new_total,
+            "counts": {k: len(getattr(self, k)) for k in KINDS},
+            "added": [_summary(r) for r in self.added],
+            "removed": [_summary(r) for r in self.removed],
+            "changed": [
+                {
+                    "task_id": c.task_id,
+                    "changes": [{"field": f.field, "old": f.old, "new": f.new} for f in c.changes],
+                }
+                for c in self.changed
+            ],
+            "by_category": self.by_category(),
+            "by_label": self.by_label(),
+            "unmatched_lines": self.unmatched,
+        }
+
+
+def _labels(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    meta = record.get("metadata")
+    if not isinstance(meta, dict):
+        return []
+    return [(str(k), _scalar(v)) for k, v in meta.items() if _is_scalar(v)]
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def _scalar(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _summary(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "task_id": record["task_id"],
+        "category": record.get("category"),
+        "labels": dict(_labels(record)),
+    }
+
+
+def _index(records: Records, side: str, diff: DatasetDiff) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    bad = list(records.unparsed)
+    for line, value in records.values:
+        if isinstance(value, dict) and isinstance(value.get("task_id"), str):
+            out.setdefault(value["task_id"], value)
+        else:
+            bad.append(line)
+    if bad:
+        diff.unmatched[side] = sorted(bad)
+    return out
+
+
+def field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldChange]:
+    """The fields that differ, ``metadata`` compared key by key."""
+    out = []
+    for key in dict.fromkeys([*old, *new]):
+        if key == "metadata" and isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            a, b = old[key], new[key]
+            for sub in dict.fromkeys([*a, *b]):
+                if a.get(sub) != b.get(sub) or (sub in a) != (sub in b):
+                    out.append(FieldChange(f"metadata.{sub}", a.get(sub), b.get(sub)))
+        elif old.get(key) != new.get(key) or (key in old) != (key in new):
+            out.append(FieldChange(key, old.get(key), new.get(key)))
+    return out
+
+
+def diff_records(old: Records, new: Records, old_label: str, new_label: str) -> DatasetDiff:
+    """Compare two parsed versions of a dataset, matching tasks by ``task_id``."""
+    diff = DatasetDiff(old_label, new_label)
+    diff.old_total = len(old.values) + len(old.unparsed)
+    diff.new_total = len(new.values) + len(new.unparsed)
+    a = _index(old, "old", diff)
+    b = _index(new, "new", diff)
+    diff.added = [rec for tid, rec in b.items() if tid not in a]
+    diff.removed = [rec for tid, rec in a.items() if tid not in b]
+    for tid, rec in b.items():
+        if tid in a:
+            changes = field_changes(a[tid], rec)
+            if changes:
+                diff.changed.append(TaskChange(tid, tuple(changes), a[tid], rec))
+    return diff
+
+
+# -- Markdown --------------------------------------------------------------------------
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(diff: DatasetDiff, title: str) -> str:
+    """A change report fit to paste into a pull request description."""
+    n_add, n_rem, n_chg = len(diff.added), len(diff.removed), len(diff.changed)
+    lines = [f"### Dataset change: `{title}`", ""]
+    lines.append(
+        f"`{diff.old_label}` → `{diff.new_label}`: **{n_add} added, {n_rem} removed, "
+        f"{n_chg} changed** ({diff.old_total} → {diff.new_total} tasks)"
+    )
+    if diff.old_version is not None or diff.new_version is not None:
+        old_v, new_v = diff.old_version or "none", diff.new_version or "none"
+        note = "" if old_v != new_v or not (n_add or n_rem or n_chg) else " ⚠️ not bumped"
+        lines.append(f"\nData card version: {old_v} → {new_v}{note}")
+    if n_rem:
+        lines += [
+            "",
+            f"> ⚠️ **{n_rem} task(s) removed.** The discipline is to relabel an "
+            "invalid task (fix its targets or labels), not delete it; say why in the "
+            "PR description.",
+        ]
+    for side, bad in sorted(diff.unmatched.items()):
+        lines += [
+            "",
+            f"> {len(bad)} line(s) of the {side} side have no usable task_id and are "
+            f"not compared (lines {', '.join(map(str, bad[:10]))}"
+            f"{', …' if len(bad) > 10 else ''}).",
+        ]
+    if not (n_add or n_rem or n_chg):
+        lines += ["", "No task changed."]
+        return "\n".join(lines) + "\n"
+    lines += [
+        "",
+        "#### By category",
+        "",
+        "| category | added | removed | changed |",
+        "|---|---:|---:|---:|",
+    ]
+    for cat, row in diff.by_category().items():
+        lines.append(f"| {_cell(cat)} | {row['added']} | {row['removed']} | {row['changed']} |")
+    by_label = diff.by_label()
+    if by_label:
+        lines += [
+            "",
+            "#### By label",
+            "",
+            "| label | value | added | removed | changed |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for label, values in by_label.items():
+            for value, row in values.items():
+                lines.append(
+                    f"| {_cell(label)} | {_cell(value)} | {row['added']} | "
+                    f"{row['removed']} | {row['changed']} |"
+                )
+    if diff.changed:
+        lines += ["", "#### Changed", ""]
+        for c in diff.changed:
+            parts = [f"{f.field}: {_short(f.old)} → {_short(f.new)}" for f in c.changes]
+            lines.append(f"- `{c.task_id}`: " + "; ".join(parts))
+    for kind, records in (("Added", diff.added), ("Removed", diff.removed)):
+        if records:
+            lines += ["", f"#### {kind}", ""]
+            for r in records:
+                labels = ", ".join(f"{k}={v}" for k, v in _labels(r))
+                extra = f"; {labels}" if labels else ""
+                lines.append(f"- `{r['task_id']}` ({r.get('category')}{extra})")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,236 @@
+"""``evalspec init``: the evals-as-code layout, with an example dataset that lints clean."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from evalspec.project import codeowners, gitrepo
+from evalspec.project.card import card_path, parse_card
+from evalspec.project.layout import DIRECTORIES
+
+EXAMPLE = "example"
+DEFAULT_OWNER = "@eval-owner"
+
+_TASKS = [
+    {
+        "task_id": "example_arith_001",
+        "category": "arithmetic",
+        "prompt": "Compute the result. Question: 17 + 24\nAnswer:",
+        "targets": ["41"],
+        "metric_name": "exact_match",
+        "post_process": "strip_whitespace",
+        "few_shot_examples": [{"prompt": "Question: 2 + 2\nAnswer:", "completion": "4"}],
+        "metadata": {"difficulty": "easy", "source": "constructed"},
+    },
+    {
+        "task_id": "example_arith_002",
+        "category": "arithmetic",
+        "prompt": "Compute the result. Question: 12 * 13\nAnswer:",
+        "targets": ["156"],
+        "metric_name": "exact_match",
+        "post_process": "extract_first_line",
+        "metadata": {"difficulty": "hard", "source": "shadow"},
+    },
+    {
+        "task_id": "example_mcq_001",
+        "category": "mcq",
+        "prompt": "Which planet is closest to the Sun?\nA. Venus\nB. Mercury\nC. Earth\nD. Mars\n"
+        "Answer with the letter only.",
+        "targets": ["B"],
+        "metric_name": "exact_match",
+        "post_process": "extract_letter",
+        "metadata": {"difficulty": "easy", "source": "dispute"},
+    },
+    {
+        "task_id": "example_cls_001",
+        "category": "classification",
+        "prompt": "Classify the customer message as billing, technical or account.\n"
+        "Message: I was charged twice for my subscription this month.\nTopic:",
+        "targets": ["billing"],
+        "metric_name": "exact_match",
+        "post_process": "lower",
+        "metadata": {"difficulty": "hard", "source": "hard"},
+    },
+]
+
+_CARD = """\
+---
+dataset: {name}
+version: 1            # the dataset version: bump it on every change to {name}.jsonl
+spec_version: 1       # the task-spec version the tasks are validated at
+seed: 20240601        # the random seed the tasks were sampled with
+sources: [shadow, dispute, hard, constructed]
+owner: "{owner}"
+---
+
+# {name}
+
+An example regression set scaffolded by `evalspec init`. Replace it with your own.
+
+## Sources and mix
+
+- shadow: sampled from production traffic with the seed above.
+- dispute: cases users disputed.
+- hard: cases the model failed before.
+- constructed: written by the eval team.
+
+## Relabel log
+
+Relabel invalid tasks (change targets or labels, bump `version`); do not delete them.
+"""
+
+_LABELS = """\
+# Legal values of the stratification labels kept in task metadata.
+# `evalspec lint` rejects a task whose label is missing or not listed here.
+labels:
+  difficulty: [easy, hard]
+  source: [shadow, dispute, hard, constructed]
+required: [difficulty, source]
+"""
+
+_GATES = """\
+# Red lines: per dataset and metric, or per slice (NAME[label=value] or
+# NAME[category=X]) on `score`, the slice's mean task score. `evalspec gate`
+# fails when the mean is below `min`, or has dropped more than `max_drop` below
+# the baseline report's.
+# A threshold's history is this file's git history: change it in a pull request.
+gates:
+  {name}:
+    exact_match: {{min: 0.5, max_drop: 0.05}}
+  {name}[difficulty=hard]:
+    score: {{min: 0.25}}
+"""
+
+_RUBRIC = """\
+# Judge rubric template
+
+Fill one copy per judged dataset (e.g. `judge_customer_service.md`).
+
+1. Role: who the judge is and what it evaluates.
+2. Criteria: each criterion with a one-line definition.
+3. Scale: the score levels and what each level means, with a boundary example.
+4. Examples: two or three graded answers, including a borderline one.
+5. Output format: the exact JSON the judge returns, e.g. `{"score": 3, "reason": "..."}`.
+6. Refusals and ties: what to do with an empty, off-topic or refused answer.
+"""
+
+_SCRIPTS = """\
+# scripts/
+
+Scoring and statistics entry points, run by CI and by people alike:
+
+    evalspec lint                                   # dataset quality gate
+    evalspec diff --rev origin/main..HEAD datasets/NAME.jsonl   # change report for the PR
+    evalspec gate reports/NAME.json --baseline baseline/NAME.json
+
+Scripts here read `datasets/` and `config/` and write only to `reports/`.
+"""
+
+_GITIGNORE_ENTRY = "reports/"
+
+
+@attrs.frozen
+class ScaffoldResult:
+    """Paths created, skipped (already there) and appended to, relative to the target."""
+
+    created: tuple[str, ...]
+    skipped: tuple[str, ...]
+    appended: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _dataset_text() -> str:
+    return "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in _TASKS)
+
+
+def _card_owners(datasets: Path) -> list[str]:
+    owners: list[str] = []
+    if not datasets.is_dir():
+        return owners
+    for data in sorted(datasets.rglob("*.jsonl")):
+        cpath = card_path(data)
+        if not cpath.is_file():
+            continue
+        card, _ = parse_card(cpath.read_text(encoding="utf-8", errors="replace"))
+        if card is not None:
+            owners.extend(o for o in card.owners if o not in owners)
+    return owners
+
+
+def codeowners_lines(prefix: str, owners: Sequence[str]) -> str:
+    """CODEOWNERS entries giving ``datasets/`` and ``config/`` under ``prefix`` to ``owners``."""
+    who = " ".join(owners)
+    return (
+        "# Eval owners approve every change to the datasets and the red lines.\n"
+        f"/{prefix}datasets/ {who}\n"
+        f"/{prefix}config/ {who}\n"
+    )
+
+
+def scaffold(target: Path, owner: str = DEFAULT_OWNER) -> ScaffoldResult:
+    """Create the layout under ``target``; never overwrite an existing file."""
+    created: list[str] = []
+    skipped: list[str] = []
+    appended: list[str] = []
+    notes: list[str] = []
+    target.mkdir(parents=True, exist_ok=True)
+    for d in DIRECTORIES:
+        path = target / d
+        if not path.is_dir():
+            path.mkdir()
+            created.append(d + "/")
+    files = {
+        f"datasets/{EXAMPLE}.jsonl": _dataset_text(),
+        f"datasets/{EXAMPLE}.card.md": _CARD.format(name=EXAMPLE, owner=owner),
+        "config/labels.yaml": _LABELS,
+        "config/gates.yaml": _GATES.format(name=EXAMPLE),
+        "rubrics/judge_template.md": _RUBRIC,
+        "scripts/README.md": _SCRIPTS,
+    }
+    for rel, text in files.items():
+        path = target / rel
+        if path.exists():
+            skipped.append(rel)
+            continue
+        path.write_text(text, encoding="utf-8")
+        created.append(rel)
+    gitignore = target / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text(_GITIGNORE_ENTRY + "\n", encoding="utf-8")
+        created.append(".gitignore")
+    else:
+        existing = gitignore.read_text(encoding="utf-8").splitlines()
+        if not {_GITIGNORE_ENTRY, "/" + _GITIGNORE_ENTRY, "reports"} & {
+            line.strip() for line in existing
+        }:
+            with gitignore.open("a", encoding="utf-8") as f:
+                sep = "" if not existing or gitignore.read_bytes().endswith(b"\n") else "\n"
+                f.write(f"{sep}{_GITIGNORE_ENTRY}\n")
+            appended.append(".gitignore")
+        else:
+            skipped.append(".gitignore")
+    root = gitrepo.toplevel(target) or target
+    prefix = target.resolve().relative_to(root.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    owners = _card_owners(target / "datasets") or [owner]
+    lines = codeowners_lines(prefix, owners)
+    found = codeowners.find_codeowners(root)
+    rel_root = _relative(root, target)
+    if found is None:
+        (root / "CODEOWNERS").write_text(lines, encoding="utf-8")
+        created.append(rel_root + "CODEOWNERS")
+    else:
+        skipped.append(_relative(found.parent, target) + found.name)
+        notes.append(f"{found} exists; make sure it holds these entries:\n{lines.rstrip()}")
+    return ScaffoldResult(tuple(created), tuple(skipped), tuple(appended), tuple(notes))
+
+
+def _relative(path: Path, start: Path) -> str:
+    import os
+
+    rel = Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+    return "" if rel == "." else rel + "/"

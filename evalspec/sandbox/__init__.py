@@ -1,0 +1,104 @@
+"""The code_exec sandbox: run untrusted model code with limits and verdicts.
+
+Isolation model (read before trusting it)
+-----------------------------------------
+Every program (a task's extracted code followed by one test program) runs in a
+freshly exec'd interpreter (``python -I -B``), never a fork of the harness,
+with: a fresh temporary directory (mode 0700) as working directory and HOME,
+removed afterwards; an environment built from scratch (minimal PATH, C.UTF-8,
+BLAS/OpenMP thread counts 1; nothing of the parent's); RLIMIT_CPU, RLIMIT_AS,
+RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_NPROC and RLIMIT_CORE=0 set inside that
+interpreter before the code runs; ``no_new_privs``; not dumpable (another
+process of the same uid can neither ptrace it nor read it through /proc); its
+own session and process group (no controlling terminal, so no TIOCSTI); a
+wall clock in the harness that kills the whole group; and a cap on the
+captured stdout and stderr, read without ever blocking on a pipe. Each run's
+directory sits in a harness-owned, non-listable (0711) directory, so parallel
+runs under one uid cannot find each other's files.
+
+On top of that, the tier in force (strongest first; :func:`probe_isolation`
+finds it by running a trivial program under each, once per process):
+
+``namespace``
+    util-linux ``unshare`` puts the program in new pid, network, mount, IPC
+    and UTS namespaces, running as an unprivileged uid (``nobody`` when the
+    harness is root, else the harness's own, so then the caller's files stay
+    writable to it). The uid creates its own user
+    namespace where the kernel lets it; where only root may (AppArmor's
+    ``apparmor_restrict_unprivileged_userns``), root makes the namespaces
+    and ``setpriv`` drops to ``nobody`` inside. The network namespace has no
+    usable interface, so every connection fails, including to 127.0.0.1. The
+    driver is pid 1 of the pid namespace: when the program ends, or the
+    wall clock kills the group, everything it started dies with the
+    namespace, setsid() or not. RLIMIT_NPROC binds (the uid is not root).
+``uid-drop``
+    (harness running as root) the program runs as ``nobody`` (65534), so
+    RLIMIT_NPROC binds and files outside world-writable places are out of
+    reach. The network is reachable. The driver's supervisor is a child
+    subreaper: at the end of the run, and on the wall clock before the group
+    is killed, it kills every descendant, including ones that called
+    setsid(); the harness then also kills any process still holding the
+    run's pipes. What is shared with every other ``nobody`` process on the
+    machine: RLIMIT_NPROC's count (parallel runs share that budget), and
+    signals (the program may kill its own supervisor, after which a
+    descendant that escaped and closed its descriptors can survive, or call
+    ``kill(-1)`` and take down other runs, which then fail or time out).
+``rlimits-only``
+    the limits, supervisor and process-group handling above, nothing else.
+    Run by a non-root user, RLIMIT_NPROC binds (budgeted on top of what that
+    user already runs). As root it binds nothing (the kernel exempts uid 0),
+    so a fork bomb runs until the wall clock, the program can write anywhere
+    root can, and the network is reachable; a :class:`WeakIsolationWarning`
+    says so when such a sandbox is made.
+
+The interpreter is the harness's own (``sys.executable``) where the sandbox
+uid can run it; where it cannot (a Python under a 0700 home such as pyenv's in
+/root), a same ``major.minor`` system interpreter is used. The probe checks
+the version, and every result names the interpreter and the version it saw.
+
+This is a resource governor and damage limiter for model output that is
+buggy, greedy or sloppy; it is not a security boundary against a determined
+attacker unless the namespace tier is in force, and even then it is not a
+container or VM: the program still reads what ``nobody`` may read, can write
+to world-writable directories such as /tmp (bounded by RLIMIT_FSIZE per file),
+and talks to the host kernel directly. The tier is reported on every result.
+The per-run nonce that makes a pass lives in the driver's memory, so it stops
+``os._exit(0)``/``sys.exit(0)``/printing a fake marker, not a program that
+deliberately digs through its own interpreter.
+
+Running model output needs an explicit opt-in: see :func:`require_opt_in`.
+"""
+
+from __future__ import annotations
+
+from evalspec.sandbox.errors import (
+    CodeExecNotAllowed,
+    NoTestsError,
+    SandboxError,
+    SandboxUnavailable,
+    UnknownTierError,
+    WeakIsolationWarning,
+    require_opt_in,
+)
+from evalspec.sandbox.limits import Limits
+from evalspec.sandbox.results import STATUSES, RunResult, Status, TaskResult
+from evalspec.sandbox.runner import Sandbox
+from evalspec.sandbox.tiers import TIERS, probe_isolation
+
+__all__ = [
+    "STATUSES",
+    "TIERS",
+    "CodeExecNotAllowed",
+    "Limits",
+    "NoTestsError",
+    "RunResult",
+    "Sandbox",
+    "SandboxError",
+    "SandboxUnavailable",
+    "Status",
+    "TaskResult",
+    "UnknownTierError",
+    "WeakIsolationWarning",
+    "probe_isolation",
+    "require_opt_in",
+]

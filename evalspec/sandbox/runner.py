@@ -1,0 +1,144 @@
+"""The :class:`Sandbox`: runs a task's code against its test programs."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from evalspec.sandbox.errors import NoTestsError, SandboxUnavailable, WeakIsolationWarning
+from evalspec.sandbox.limits import Limits
+from evalspec.sandbox.process import LaunchPlan, execute
+from evalspec.sandbox.results import RunResult, TaskResult
+from evalspec.sandbox.tiers import TIERS, probe, probe_tier, tier_rank, unavailable_message
+
+
+class Sandbox:
+    """Runs untrusted programs at the strongest isolation tier this machine allows.
+
+    ``limits`` defaults to ``Limits()``; any run may pass its own.
+
+    The tier is probed once per process (see :func:`probe_isolation`). With
+    ``minimum_tier`` set, construction raises :class:`SandboxUnavailable`
+    rather than run at a weaker tier; there is never a silent downgrade below
+    it. ``tier`` asks for exactly one tier (raises when it is unavailable), for
+    instance to compare tiers or test a weaker one. ``python`` pins the
+    interpreter programs run under and ``unshare`` the util-linux ``unshare``
+    binary (both found automatically by default).
+    """
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        minimum_tier: str | None = None,
+        tier: str | None = None,
+        python: str | None = None,
+        unshare: str | None = None,
+    ) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
+        if minimum_tier is not None:
+            tier_rank(minimum_tier)  # reject unknown names before probing
+        if tier is not None:
+            plan, why = probe_tier(tier, python, unshare)
+            if plan is None:
+                raise SandboxUnavailable(
+                    f"the code_exec sandbox cannot run at isolation tier {tier!r} here: "
+                    + "; ".join(why)
+                )
+        else:
+            report = probe(python, unshare)
+            plan = report.plan
+            minimum = minimum_tier if minimum_tier is not None else TIERS[-1]
+            if plan is None or tier_rank(plan.tier) > tier_rank(minimum):
+                raise SandboxUnavailable(unavailable_message(report, minimum))
+        if minimum_tier is not None and tier_rank(plan.tier) > tier_rank(minimum_tier):
+            raise SandboxUnavailable(
+                f"isolation tier {plan.tier!r} was asked for, below the minimum {minimum_tier!r}"
+            )
+        if plan.tier == "rlimits-only" and os.geteuid() == 0:
+            warnings.warn(
+                "the code_exec sandbox runs as root at isolation tier 'rlimits-only': "
+                "RLIMIT_NPROC binds nothing for root (a fork bomb is stopped only by the "
+                "wall clock), the program can write anywhere root can and reach the network",
+                WeakIsolationWarning,
+                stacklevel=2,
+            )
+        self.limits = limits if limits is not None else Limits()
+        self._plan: LaunchPlan = plan
+
+    @property
+    def tier(self) -> str:
+        """The isolation tier every run of this sandbox uses."""
+        return self._plan.tier
+
+    @property
+    def python(self) -> str:
+        """The interpreter programs run under."""
+        return self._plan.python_version or self._plan.python
+
+    def __repr__(self) -> str:
+        return f"Sandbox(tier={self.tier!r}, python={self.python!r}, limits={self.limits!r})"
+
+    def run(self, code: str, test: str, *, limits: Limits | None = None) -> RunResult:
+        """Run one program: ``code`` followed by the test program ``test``.
+
+        It passes only when it exits with status 0 *and* the driver saw the
+        test program run to its end (a per-run nonce printed after it).
+        """
+        return execute(self._plan, code + "\n" + test, limits or self.limits)
+
+    def run_tests(
+        self, code: str, tests: Sequence[str], *, limits: Limits | None = None
+    ) -> TaskResult:
+        """Run ``code`` against each test program, each in its own process.
+
+        Stops at the first test that does not pass (the task has failed, or has
+        no verdict when that run was a ``sandbox_error``).
+        """
+        if isinstance(tests, str):
+            raise TypeError("tests must be a sequence of test programs, not one string")
+        if not tests:
+            raise NoTestsError("a task needs at least one test program; none were given")
+        results: list[RunResult] = []
+        for test in tests:
+            result = self.run(code, test, limits=limits)
+            results.append(result)
+            if not result.passed:
+                break
+        return TaskResult(results=tuple(results), tier=self.tier, tests=len(tests))
+
+    def iter_map(
+        self,
+        items: Iterable[tuple[str, Sequence[str]]],
+        *,
+        jobs: int = 1,
+        limits: Limits | None = None,
+    ) -> Iterator[tuple[int, TaskResult]]:
+        """Run many ``(code, tests)`` tasks on ``jobs`` threads; yield ``(index, result)``
+        as each finishes (for progress reporting).
+
+        Each worker thread only launches subprocesses (never forks the harness).
+        """
+        if type(jobs) is not int or jobs < 1:
+            raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="evalspec-sandbox") as pool:
+            futures = {
+                pool.submit(self.run_tests, code, tests, limits=limits): index
+                for index, (code, tests) in enumerate(items)
+            }
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+
+    def map(
+        self,
+        items: Iterable[tuple[str, Sequence[str]]],
+        *,
+        jobs: int = 1,
+        limits: Limits | None = None,
+    ) -> list[TaskResult]:
+        """Run many ``(code, tests)`` tasks on ``jobs`` threads; results in input order."""
+        done = dict(self.iter_map(items, jobs=jobs, limits=limits))
+        return [done[i] for i in range(len(done))]

@@ -1,0 +1,77 @@
+"""``evalspec lint`` paths, formats and exit codes, through the CLI entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalspec.cli import main
+from evalspec.project.scaffold import scaffold
+
+
+@pytest.fixture
+def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "evals"
+    scaffold(root)
+    (root / "datasets" / "other.jsonl").write_text('{"task_id": 1}\n')
+    monkeypatch.chdir(root)
+    return root
+
+
+def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    code = main(["lint", "--format", "json", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_default_is_the_layout_here_and_below(
+    layout: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out = _json(capsys)
+    assert code == 1
+    assert [d["dataset"] for d in out["datasets"]] == ["example", "other"]
+    monkeypatch.chdir(layout / "datasets")
+    code, again = _json(capsys)
+    assert [d["dataset"] for d in again["datasets"]] == ["example", "other"]
+    assert again["datasets"][0]["path"] == "example.jsonl"  # paths are relative to the cwd
+
+
+def test_a_file_argument_lints_only_that_file(
+    layout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _json(capsys, "datasets/example.jsonl")
+    assert code == 0 and out["ok"] is True
+    assert [d["dataset"] for d in out["datasets"]] == ["example"]
+
+
+def test_problems_carry_file_line_rule_field(
+    layout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _json(capsys, "datasets/other.jsonl")
+    assert code == 1
+    problems = out["problems"]
+    assert isinstance(problems, list)
+    keys = {"file", "line", "rule", "field", "message", "task_id", "text"}
+    assert all(set(p) == keys for p in problems)
+    rules = {(p["file"], p["line"], p["rule"]) for p in problems}
+    assert ("datasets/other.jsonl", 1, "card_missing") in rules
+    assert ("datasets/other.jsonl", 1, "missing_field") in rules
+
+
+def test_text_output(layout: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", "datasets/other.jsonl"]) == 1
+    out = capsys.readouterr().out
+    assert "datasets/other.jsonl:1: card_missing — no data card" in out
+    assert out.rstrip().endswith("in 1 dataset")
+
+
+def test_missing_yaml_config_is_reported_with_a_line(
+    layout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (layout / "config" / "labels.yaml").write_text("labels:\n  difficulty: [easy\n")
+    code, out = _json(capsys, "datasets/example.jsonl")
+    assert code == 1
+    [problem] = out["problems"]
+    assert problem["rule"] == "config_invalid" and problem["file"] == "config/labels.yaml"
