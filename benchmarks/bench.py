@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import importlib.util
 import os
 import shutil
@@ -274,29 +275,70 @@ def _best(fn: Callable[[], object], repeats: int) -> float:
     return min(xs) * 1000
 
 
-def _score_all(scorer: Callable[[str, Sequence[str]], float], pairs: list[Any]) -> None:
+def _score_all(scorer: Callable[..., Any], pairs: list[Any]) -> None:
     for prediction, targets in pairs:
         scorer(prediction, targets)
 
 
-def scoring(repeats: int) -> None:
-    if importlib.util.find_spec("evalspec.score") is None:
-        print("\nscoring: evalspec.score does not exist in this checkout; skipped")
+def _references() -> dict[str, Callable[[str, Sequence[str]], Any]]:
+    """Each metric's reference implementation, called the way its authors document."""
+    refs: dict[str, Callable[[str, Sequence[str]], Any]] = {
+        "exact_match": lambda p, ts: any(p == t for t in ts),
+        "accuracy": lambda p, ts: any(p == t for t in ts),
+    }
+    oracle = ROOT / "tests" / "squad_v11_oracle.py"
+    if oracle.exists():  # the official SQuAD v1.1 script's functions, kept in the tests
+        spec = importlib.util.spec_from_file_location("squad_v11_oracle", oracle)
+        assert spec is not None and spec.loader is not None
+        squad = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(squad)
+        refs["f1"] = lambda p, ts: squad.metric_max_over_ground_truths(squad.f1_score, p, ts)
+    if importlib.util.find_spec("rouge_score") is not None:
+        rouge_scorer = importlib.import_module("rouge_score.rouge_scorer")  # untyped
+
+        rouge = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+        refs["rouge_l"] = lambda p, ts: max(rouge.score(t, p)["rougeL"].fmeasure for t in ts)
+    if importlib.util.find_spec("sacrebleu") is not None:
+        import sacrebleu
+
+        refs["bleu_4"] = lambda p, ts: sacrebleu.sentence_bleu(p, list(ts)).score / 100
+    return refs
+
+
+def scoring(repeats: int, n: int = 100_000) -> None:
+    if importlib.util.find_spec("evalspec.scoring") is None:
+        print("\nscoring: evalspec.scoring does not exist in this checkout; skipped")
         return
+    import random
+
     import evalspec
 
     registry = evalspec.default_registry()
-    n = 100_000
-    print(f"\nscoring {n} predictions per metric (records/s, best of {repeats}):\n")
-    print("| metric | records/s |")
-    print("|---|---:|")
+    rng = random.Random(0)
+    words = ("the cat sat on a mat while 42 dogs ran far away from home " * 2).split(" ")[:14]
+
+    def sentence() -> str:
+        return " ".join(rng.choice(words) for _ in range(rng.randint(3, 14)))
+
+    pairs = [(sentence(), [sentence() for _ in range(rng.randint(1, 3))]) for _ in range(n)]
+    refs = _references()
+    print(f"\nscoring {n} predictions per metric, records/s (best of {repeats}):\n")
+    print("| metric | evalspec | reference | reference is |")
+    print("|---|---:|---:|---|")
     for name, metric in registry.metrics.items():
-        if metric.scorer is None:
+        if metric.scorer is None or metric.sandboxed:
+            print(f"| {name} | runs code in the sandbox: see the sandbox section | | |")
             continue
-        pairs = [(f"answer {i % 97}", [f"answer {i % 89}"]) for i in range(n)]
-        scorer = metric.scorer
-        ms = _best(functools.partial(_score_all, scorer, pairs), repeats)
-        print(f"| {name} | {n / (ms / 1000):,.0f} |")
+        ours = _best(functools.partial(_score_all, metric.scorer, pairs), repeats)
+        ref = refs.get(name)
+        theirs = _best(functools.partial(_score_all, ref, pairs), repeats) if ref else None
+        what = {
+            "f1": "SQuAD v1.1 script",
+            "rouge_l": "rouge-score",
+            "bleu_4": "sacrebleu",
+        }.get(name, "Python ==")
+        theirs_text = f"{n / (theirs / 1000):,.0f}" if theirs else "not installed"
+        print(f"| {name} | {n / (ours / 1000):,.0f} | {theirs_text} | {what} |")
 
 
 def main() -> None:
