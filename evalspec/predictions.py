@@ -11,14 +11,14 @@ record the model, latency or token counts beside each output.
 from __future__ import annotations
 
 import difflib
-import os
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection
 from types import MappingProxyType
-from typing import IO, Any
+from typing import Any
 
 import attrs
 
 from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.validate import Source, read_lines
 
 PREDICTION_RULES: MappingProxyType[str, str] = MappingProxyType(
     {
@@ -65,16 +65,6 @@ class Predictions:
 MAX_SUGGESTIONS = 20
 """Unknown task ids that get a "did you mean" hint; later ones are reported without."""
 
-Source = str | os.PathLike[str] | IO[bytes] | Iterable[bytes]
-
-
-def _lines(source: Source) -> Iterator[bytes]:
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
-            yield from f
-    else:
-        yield from source
-
 
 def _check(obj: Any, line: int) -> tuple[str | None, str | None, list[PredictionProblem]]:
     if not isinstance(obj, dict):
@@ -118,7 +108,7 @@ def read_predictions(
     total = skipped = unknown = 0
     known = set(task_ids)
     rejected = set(invalid_task_ids) - known
-    for number, raw in enumerate(_lines(source), start=1):
+    for number, raw in enumerate(read_lines(source), start=1):
         if raw.endswith(b"\n"):
             raw = raw[:-1]
         if raw.endswith(b"\r"):

@@ -408,9 +408,11 @@ def validate_task(
 
 
 Source = str | os.PathLike[str] | IO[bytes] | Iterable[bytes]
+"""A JSONL input: a path, a binary file, or an iterable of byte lines."""
 
 
-def _lines(source: Source) -> Iterator[bytes]:
+def read_lines(source: Source) -> Iterator[bytes]:
+    """The byte lines of ``source``, split at ``\\n`` only (a path is opened in binary)."""
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
             yield from f
@@ -478,7 +480,7 @@ def _iter_validate(source: Source, spec: SpecVersion, *, fast: bool) -> Iterator
         vouch = FastPath(spec).vouch
     # --- end of hook
     first_seen: dict[str, int] = {}
-    for number, raw in enumerate(_lines(source), start=1):
+    for number, raw in enumerate(read_lines(source), start=1):
         obj = vouch(raw) if vouch is not None else None
         if obj is not None:
             result = LineResult(number, TaskSpec.from_dict(obj), ())
