@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from evalspec.jsonline import decode_bytes, parse_line
-from evalspec.validate import Source, read_lines
+from evalspec.validate import Source, line_content, read_lines
 
 PREDICTION_RULES: MappingProxyType[str, str] = MappingProxyType(
     {
@@ -109,13 +109,7 @@ def read_predictions(
     known = set(task_ids)
     rejected = set(invalid_task_ids) - known
     for number, raw in enumerate(read_lines(source), start=1):
-        if raw.endswith(b"\n"):
-            raw = raw[:-1]
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        text, problem = decode_bytes(raw)
+        text, problem = decode_bytes(line_content(raw, number))
         if problem is not None:
             total += 1
             problems.append(PredictionProblem(number, problem.rule, problem.message))

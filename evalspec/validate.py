@@ -438,7 +438,7 @@ def iter_validate(
 
 def line_verdict(number: int, raw: bytes, spec: SpecVersion) -> LineResult | None:
     """The precise path on one line's bytes; ``None`` for a blank line."""
-    raw = _line_bytes(raw, number)
+    raw = line_content(raw, number)
     text, problem = decode_bytes(raw)
     if problem is not None:
         shown = _short(raw.decode("utf-8", "replace"))
@@ -453,7 +453,8 @@ def line_verdict(number: int, raw: bytes, spec: SpecVersion) -> LineResult | Non
     return _verdict_on_text(number, text, spec)[1]
 
 
-def _line_bytes(raw: bytes, number: int) -> bytes:
+def line_content(raw: bytes, number: int) -> bytes:
+    """Line ``number`` without its ``\\n``/``\\r\\n`` ending (and the file's BOM on line 1)."""
     if raw.endswith(b"\n"):
         raw = raw[:-1]
     if raw.endswith(b"\r"):
@@ -465,7 +466,7 @@ def _line_bytes(raw: bytes, number: int) -> bytes:
 
 def duplicate_record(number: int, task_id: str, first: int, raw: bytes) -> ErrorRecord:
     """The ``duplicate_task_id`` error for a valid line whose id line ``first`` already used."""
-    text = _line_bytes(raw, number).decode("utf-8")
+    text = line_content(raw, number).decode("utf-8")
     msg = f"task_id {task_id!r} is already used on line {first}"
     return ErrorRecord(number, "duplicate_task_id", "task_id", msg, task_id, _short(text))
 
