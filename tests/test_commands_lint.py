@@ -75,3 +75,40 @@ def test_missing_yaml_config_is_reported_with_a_line(
     assert code == 1
     [problem] = out["problems"]
     assert problem["rule"] == "config_invalid" and problem["file"] == "config/labels.yaml"
+
+
+def test_ci_formats_carry_every_lint_problem(
+    layout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    import jsonschema
+
+    _, out = _json(capsys, "--no-git")
+    expected = [(p["file"], p["line"], p["rule"]) for p in out["problems"]]
+    assert expected  # other.jsonl has no card and a bad task
+
+    assert main(["lint", "--no-git", "--format", "github"]) == 1
+    github = capsys.readouterr().out.splitlines()
+    assert [
+        (line.split("file=")[1].split(",")[0], int(line.split("line=")[1].split(",")[0]),
+         line.split("title=")[1].split("::")[0])
+        for line in github
+    ] == expected  # fmt: skip
+
+    assert main(["lint", "--no-git", "--format", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    schema_path = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+    jsonschema.Draft4Validator(json.loads(schema_path.read_text("utf-8"))).validate(log)
+    (run,) = log["runs"]
+    rule_ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    assert {"card_missing", "missing_field"} <= rule_ids
+    assert [r["ruleId"] for r in run["results"]] == [rule for _, _, rule in expected]
+
+    assert main(["lint", "--no-git", "--format", "junit"]) == 1
+    suite = ET.fromstring(capsys.readouterr().out)
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert {"datasets/example.jsonl", "datasets/other.jsonl"} <= set(cases)
+    assert cases["datasets/example.jsonl"].find("failure") is None
+    failure = cases["datasets/other.jsonl"].find("failure")
+    assert failure is not None and "card_missing" in (failure.text or "")

@@ -1,4 +1,4 @@
-"""``evalspec lint [PATH...] [--format text|json] [--base REV] [--no-git]``."""
+"""``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec.commands.validate import format_error
+
+if TYPE_CHECKING:
+    from evalspec.model import ErrorRecord
+    from evalspec.project.lint import LintReport
 
 
 def add_parser(sub: Any) -> None:
@@ -26,7 +30,13 @@ def add_parser(sub: Any) -> None:
         help="a layout directory, a datasets directory or NAME.jsonl files "
         "(default: the layout at or above the current directory)",
     )
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "github", "sarif", "junit"),
+        default="text",
+        help="text for people, json for tools; github annotations, SARIF 2.1.0 or JUnit XML "
+        "for CI (see evalspec.formats)",
+    )
     p.add_argument(
         "--base",
         default="HEAD",
@@ -73,6 +83,20 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def _ci_document(name: str, report: LintReport) -> str:
+    """The lint findings in a CI format, one file entry per dataset and card."""
+    from evalspec.formats import FileReport, render_reports
+    from evalspec.project.lintrules import LINT_RULES
+    from evalspec.rules import RULES
+
+    by_file: dict[str, list[ErrorRecord]] = {d.path: [] for d in report.datasets}
+    for p in report.problems():
+        by_file.setdefault(p.file, []).append(p.error)
+    files = [FileReport(path, tuple(errors)) for path, errors in by_file.items()]
+    rules = {**RULES, **LINT_RULES}
+    return render_reports(name, files, rules=rules, command="evalspec lint")
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.project.lint import LintReport, lint_layout
     from evalspec.project.yamlfile import MissingYamlError
@@ -97,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         json.dump(report.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
+    elif args.format in ("github", "sarif", "junit"):
+        sys.stdout.write(_ci_document(args.format, report))
     else:
         for p in report.problems():
             print(format_error(p.file, p.error))
