@@ -42,7 +42,7 @@ metrics with a scorer
 Metrics registered without a scorer have nothing to call and get no case;
 sandboxed metrics (``code_exec``) run the prediction as a program, so the kit
 never feeds them random text (test them with the sandbox).
-hypothesis is imported on first use; install ``evalspec[hypothesis]``.
+hypothesis is imported on first use; install ``evalspec-contract[hypothesis]``.
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ class MissingDependencyError(EvalspecError):
         self.extra = extra
         super().__init__(
             f"{what} needs the {package!r} package, which is not installed: "
-            f"pip install 'evalspec[{extra}]'"
+            f"pip install 'evalspec-contract[{extra}]'"
         )
 
 

@@ -1,6 +1,6 @@
 """Public hypothesis strategies for evalspec tasks and model outputs.
 
-Install with ``pip install 'evalspec[hypothesis]'``; this is the only evalspec
+Install with ``pip install 'evalspec-contract[hypothesis]'``; this is the only evalspec
 module that imports hypothesis. Three entry points:
 
 :func:`valid_tasks`

@@ -700,7 +700,7 @@ def test_missing_fsspec_names_the_extra(
     write_manifest(repo, [entry("datasets/a", HELLO, "s3://bucket/a")])
     code, out, _ = cli(capsys, "manifest", "fetch", "--root", str(repo))
     assert code == 2
-    assert "pip install 'evalspec[manifest]'" in out
+    assert "pip install 'evalspec-contract[manifest]'" in out
     assert "missing_dependency" in out
 
 

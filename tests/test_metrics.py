@@ -262,7 +262,7 @@ def test_missing_reference_package_names_the_extra(blocked: str, metric: str, pa
     ).stdout.strip()
     assert out == (
         f"metric {metric!r} needs the {package!r} package, which is not installed: "
-        "pip install 'evalspec[score]'"
+        "pip install 'evalspec-contract[score]'"
     )
     assert issubclass(MissingDependencyError, evalspec.EvalspecError)
 

@@ -42,5 +42,5 @@ def test_without_pyyaml_the_commands_name_the_extra(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        "evalspec: error: reading YAML needs PyYAML: pip install 'evalspec[evals]'"
+        "evalspec: error: reading YAML needs PyYAML: pip install 'evalspec-contract[evals]'"
     )

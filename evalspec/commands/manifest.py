@@ -77,7 +77,7 @@ def add_parser(sub: Any) -> None:
         help="download missing files from their URI, verified, atomically",
         description="Download each missing file into a temp file beside its target, check "
         "size and SHA-256, then move it into place. s3://, gs://, ... need "
-        "pip install 'evalspec[manifest]'; S3 settings come from the AWS variables and "
+        "pip install 'evalspec-contract[manifest]'; S3 settings come from the AWS variables and "
         "EVALSPEC_S3_ENDPOINT_URL.",
     )
     f.add_argument("paths", nargs="*", metavar="PATH", help="only these entries (default: all)")

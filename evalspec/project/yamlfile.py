@@ -12,7 +12,7 @@ import attrs
 
 from evalspec.errors import EvalspecError
 
-INSTALL_HINT = "reading YAML needs PyYAML: pip install 'evalspec[evals]'"
+INSTALL_HINT = "reading YAML needs PyYAML: pip install 'evalspec-contract[evals]'"
 
 
 class MissingYamlError(EvalspecError):
