@@ -10,7 +10,7 @@ import attrs
 
 from evalspec.model import TaskSpec
 
-FIXTURE_PACKAGE = "evalspec_plugins.fixtures"
+FIXTURE_PACKAGE = "evalspec_fixtures"
 
 
 @attrs.frozen

@@ -59,7 +59,7 @@ V1 = Migration(
             fixtures=FIXTURES,
         ),
     ),
-    fixture_dir=resources.files("evalspec_plugins.fixtures"),
+    fixture_dir=resources.files("evalspec_fixtures"),
 )
 
 
