@@ -411,7 +411,7 @@ def installed_registry(spec_version: int | None = None) -> Registry:
     one, the project's registry at that version (it must be in force).
     """
     from evalspec.registry import build_registry, default_registry
-    from evalspec.versions.project import current_project
+    from evalspec.versions.settings import current_project
 
     if spec_version is not None:
         return default_registry(spec_version)

@@ -31,7 +31,7 @@ from evalspec.model import Category, Metric, PostProcessRule
 from evalspec.versions import Migration, SpecVersion, order_chain, replay
 
 if TYPE_CHECKING:
-    from evalspec.versions.project import Project
+    from evalspec.versions.settings import Project
 
 T = TypeVar("T")
 
@@ -215,20 +215,20 @@ def default_registry(spec_version: int | None = None) -> Registry:
     """The registry of the installed plugins and the current project, at a version in force.
 
     The project is the nearest ``pyproject.toml`` above the current directory
-    (see :mod:`evalspec.versions.project`): its migrations and plugins join the
+    (see :mod:`evalspec.versions.settings`): its migrations and plugins join the
     installed ones, and its lock (or, without one, evalspec's own) decides
     which versions are in force. ``spec_version`` defaults to the newest of
     them; a version the project has not locked raises
     :class:`~evalspec.errors.PendingVersionError`. Cached per project.
     """
-    from evalspec.versions.project import current_project
+    from evalspec.versions.settings import current_project
 
     return _project_registry(current_project(), spec_version)
 
 
 @functools.lru_cache(maxsize=16)
 def _project_registry(project: Project, spec_version: int | None) -> Registry:
-    from evalspec.versions.project import project_registry
+    from evalspec.versions.settings import project_registry
 
     if spec_version is not None:
         return _project_registry(project, None).at_version(_checked_version(project, spec_version))
@@ -236,7 +236,7 @@ def _project_registry(project: Project, spec_version: int | None) -> Registry:
 
 
 def _checked_version(project: Project, spec_version: int) -> int:
-    from evalspec.versions.project import check_version, lock_label
+    from evalspec.versions.settings import check_version, lock_label
 
     newest = _project_registry(project, None)
     return check_version(spec_version, newest.version, newest.head, lock_label(project))
@@ -244,7 +244,7 @@ def _checked_version(project: Project, spec_version: int) -> int:
 
 def clear_default_registry() -> None:
     """Forget the cached default registry (after installing a plugin, in tests)."""
-    from evalspec.versions.project import forget_projects
+    from evalspec.versions.settings import forget_projects
 
     forget_projects()
     _project_registry.cache_clear()

@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from evalspec import __version__
-from evalspec.bootstrap import DEFAULT_RESAMPLES, summarize
+from evalspec.intervals import DEFAULT_RESAMPLES, summarize
 from evalspec.model import TaskSpec
 from evalspec.predictions import PredictionProblem
 from evalspec.registry import Registry, default_registry

@@ -10,7 +10,7 @@ import example_plugin
 from evalspec.hookspecs import hookimpl
 from evalspec.versions import Migration
 from evalspec.versions.check import check_project, summarize
-from evalspec.versions.project import Project
+from evalspec.versions.settings import Project
 
 
 class MigrationOnly:

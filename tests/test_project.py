@@ -12,7 +12,7 @@ from evalspec.errors import ChecksumMismatchError, PendingVersionError, ProjectC
 from evalspec.registry import Registry, clear_default_registry, default_registry
 from evalspec.validate import validate_file
 from evalspec.versions.lock import lock_chain
-from evalspec.versions.project import load_project
+from evalspec.versions.settings import load_project
 
 TRANSLATION = example_plugin.FIXTURES / "translation.jsonl"
 

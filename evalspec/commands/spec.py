@@ -1,7 +1,7 @@
 """``evalspec spec list|show|new|check|lock``: author, check and release spec migrations.
 
 Runs in the project of the nearest ``pyproject.toml`` above the current
-directory (see :mod:`evalspec.versions.project`). Text for people by
+directory (see :mod:`evalspec.versions.settings`). Text for people by
 default, ``--format json`` for tools. Exit 0 clean, 1 problems found, 2
 usage or I/O error.
 """
@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 from evalspec.errors import EvalspecError, SpecVersionError
+from evalspec.versions.authoring import scaffold_migration
 from evalspec.versions.check import SpecReport, check_project, summarize
 from evalspec.versions.lock import lock_chain, read_lock, repair
-from evalspec.versions.project import Project, load_project
-from evalspec.versions.scaffold import scaffold_migration
+from evalspec.versions.settings import Project, load_project
 from evalspec.versions.table import replay
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2

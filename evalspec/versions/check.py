@@ -24,12 +24,12 @@ from evalspec.errors import (
     RegistryError,
     RegistryProblems,
 )
+from evalspec.versions.admission import check_gate, where
 from evalspec.versions.changelog import spec_versions_in
-from evalspec.versions.gate import check_gate, where
 from evalspec.versions.lock import Lock, verify
 from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
 from evalspec.versions.problem import Problem
-from evalspec.versions.project import Project, ProjectMigrations, lock_label
+from evalspec.versions.settings import Project, ProjectMigrations, lock_label
 from evalspec.versions.table import order_chain
 
 

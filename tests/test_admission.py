@@ -17,7 +17,7 @@ from evalspec.versions import (
     Migration,
     Operation,
 )
-from evalspec.versions.gate import check_gate
+from evalspec.versions.admission import check_gate
 
 WHERE = "migration 2 (from the example)"
 

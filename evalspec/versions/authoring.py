@@ -24,7 +24,7 @@ from evalspec.versions.migration import (
     AddPostProcess,
     Migration,
 )
-from evalspec.versions.project import Project
+from evalspec.versions.settings import Project
 
 
 @attrs.frozen
