@@ -139,4 +139,5 @@ def test_an_edited_released_migration_stops_validation(
     with pytest.raises(ChecksumMismatchError) as info:
         default_registry()
     assert info.value.version == 2
-    assert "spec version 2 (plugin example_plugin) was edited after release" in str(info.value)
+    edited = "spec version 2 (plugin project-plugin:example_plugin) was edited after release"
+    assert edited in str(info.value)

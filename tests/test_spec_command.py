@@ -58,7 +58,7 @@ def test_pending_version_is_reported_and_refused_until_locked(example_project: P
     fixture = "example_plugin/fixtures/translation.jsonl"
     done = evalspec(example_project, "spec", "check")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "note: spec version 2 (plugin example_plugin) is pending" in done.stdout
+    assert "note: spec version 2 (plugin project-plugin:example_plugin) is pending" in done.stdout
     refused = evalspec(example_project, "validate", "--spec-version", "2", fixture)
     assert refused.returncode == 2
     assert "spec version 2 is pending" in refused.stderr
@@ -82,7 +82,7 @@ def test_editing_a_locked_migration_fails_check(example_project: Path) -> None:
     done = evalspec(example_project, "spec", "check")
     assert done.returncode == 1
     line = next(x for x in done.stdout.splitlines() if x.startswith("lock:"))
-    assert "spec version 2 (plugin example_plugin) was edited after release" in line
+    assert "spec version 2 (plugin project-plugin:example_plugin) was edited after release" in line
     assert line.count("sha256:") == 2
     assert "make the change in a new migration (evalspec spec new)" in line
     refused = evalspec(example_project, "validate", str(fixture))
@@ -114,8 +114,8 @@ def test_missing_changelog_entry_fails_check(example_project: Path) -> None:
     assert report["problems"] == [
         {
             "check": "changelog",
-            "message": "migration 2 (from plugin example_plugin) has no entry in CHANGELOG.md: "
-            "add a line starting `- Spec version 2:` saying what it adds",
+            "message": "migration 2 (from plugin project-plugin:example_plugin) has no entry in "
+            "CHANGELOG.md: add a line starting `- Spec version 2:` saying what it adds",
             "version": 2,
         }
     ]
@@ -233,8 +233,8 @@ def test_undeclared_implementation_fails_check(tmp_path: Path) -> None:
     done = evalspec(root, "spec", "check")
     assert done.returncode == 1
     assert (
-        "implementation: metric 'chrf' is implemented by plugin 'suite_plugin' but no spec "
-        "version declares it" in done.stdout
+        "implementation: metric 'chrf' is implemented by plugin 'project-plugin:suite_plugin' but "
+        "no spec version declares it" in done.stdout
     )
 
 

@@ -82,38 +82,21 @@ def collect_migrations(
     :raises PluginError: a plugin failed to load or its hook raised.
     """
     from evalspec.manager import make_plugin_manager
+    from evalspec.registry import collect_migrations as collect
 
     pm = make_plugin_manager(plugins, entry_points=entry_points)
     found: list[Migration] = []
     owned: set[int] = set()
-    caller = pm.hook.evalspec_register_migrations
-    for impl in caller.get_hookimpls():  # registration order (pluggy calls them reversed)
-        owner = impl.plugin_name
-        plugin = impl.plugin
+    for owner, mig in collect(pm):
+        plugin = pm.get_plugin(owner)
         mine = (
             isinstance(plugin, ProjectMigrations)
             or owner in project.own_entry_points
             or getattr(plugin, "__name__", None) in project.plugins
         )
-        batch: list[Migration] = []
-
-        def register(mig: Migration, _batch: list[Migration] = batch, _owner: str = owner) -> None:
-            if not isinstance(mig, Migration):
-                msg = f"expects Migration, got {type(mig).__name__}"
-                raise PluginError(_owner, "evalspec_register_migrations", msg)
-            _batch.append(mig if mig.origin else attrs.evolve(mig, origin=f"plugin {_owner}"))
-
-        kwargs = {"register": register} if "register" in impl.argnames else {}
-        try:
-            impl.function(**kwargs)
-        except PluginError:
-            raise
-        except Exception as exc:
-            hook = "evalspec_register_migrations"
-            raise PluginError(owner, hook, f"{type(exc).__name__}: {exc}") from exc
-        found.extend(batch)
+        found.append(mig)
         if mine:
-            owned.update(m.version for m in batch)
+            owned.add(mig.version)
     return found, owned
 
 

@@ -31,22 +31,24 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
 from evalspec.hookspecs import hookimpl
+from evalspec.manager import NamedPlugin
 from evalspec.versions.lock import Lock, packaged_lock, read_lock, verify
 from evalspec.versions.migration import Migration
-
-if TYPE_CHECKING:
-    from evalspec.registry import Registry
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_LOCK = "evalspec.lock"
 DEFAULT_CHANGELOG = "CHANGELOG.md"
 SETTINGS = ("migrations", "lock", "plugins", "changelog")
+MIGRATIONS_PREFIX = "project:"
+"""The plugin name of a project's migrations directory: ``project:spec/migrations``."""
+PLUGIN_PREFIX = "project-plugin:"
+"""The plugin name of a project's ``plugins`` module: ``project-plugin:suite_plugin``."""
 
 
 @attrs.frozen
@@ -91,18 +93,35 @@ class Project:
             migration file is unusable.
         """
         out: list[object] = []
-        if self.plugins and self.root is not None and str(self.root) not in sys.path:
-            # Project plugins live in the project, not in site-packages.
-            sys.path.insert(0, str(self.root))
+        self._add_to_path()
         for name in self.plugins:
             try:
-                out.append(importlib.import_module(name))
+                module = importlib.import_module(name)
             except Exception as exc:
                 msg = f"cannot import project plugin {name!r}: {type(exc).__name__}: {exc}"
                 raise ProjectConfigError(msg) from exc
+            out.append(NamedPlugin(f"{PLUGIN_PREFIX}{name}", module))
         if self.migrations is not None:
             out.append(ProjectMigrations(self.load_migrations(), self.relative(self.migrations)))
         return out
+
+    def _add_to_path(self) -> None:
+        if self.plugins and self.root is not None and str(self.root) not in sys.path:
+            # Project plugins live in the project, not in site-packages.
+            sys.path.insert(0, str(self.root))
+
+    def missing_plugins(self) -> tuple[str, ...]:
+        """The ``plugins`` modules that cannot be found (not written yet)."""
+        self._add_to_path()
+        missing = []
+        for name in self.plugins:
+            try:
+                found = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                found = None
+            if found is None:
+                missing.append(name)
+        return tuple(missing)
 
     def load_migrations(self) -> tuple[Migration, ...]:
         """Every migration file of the migrations directory, in file-name order."""
@@ -120,11 +139,16 @@ class Project:
 
 
 class ProjectMigrations:
-    """A plugin contributing a project's migration files (registered per project)."""
+    """A plugin contributing a project's migration files, named ``project:<directory>``.
+
+    The name is the directory relative to the project root, so messages and
+    the score report's provenance read the same in every process.
+    """
 
     def __init__(self, migrations: tuple[Migration, ...], label: str) -> None:
         self.migrations = migrations
         self.label = label
+        self.__name__ = f"{MIGRATIONS_PREFIX}{label}"
 
     def __repr__(self) -> str:
         return f"ProjectMigrations({self.label!r})"
@@ -272,23 +296,6 @@ def check_version(requested: int | None, in_force_version: int, head: int, lock_
         )
         raise PendingVersionError(msg)
     return requested
-
-
-def project_registry(project: Project, spec_version: int | None = None) -> Registry:
-    """The registry of the installed plugins plus the project's, at a version in force.
-
-    The registry is at ``spec_version`` (default: the newest version in force).
-
-    :raises PendingVersionError: ``spec_version`` is not released by the project.
-    :raises SpecVersionError: ``spec_version`` is not in the table.
-    :raises LockError: a released migration was edited, or is missing.
-    """
-    from evalspec.registry import build_registry
-
-    registry = build_registry(project.load_plugins())
-    current = in_force(project, registry.chain)
-    target = check_version(spec_version, current, registry.head, lock_label(project))
-    return registry.at_version(target)
 
 
 @functools.lru_cache(maxsize=16)
