@@ -113,6 +113,17 @@ class LockError(EvalspecError):
     """The lock file is unreadable, or disagrees with the migrations installed."""
 
 
+class UnreadableFixtureError(LockError):
+    """A released migration's fixture cannot be read, so its checksum cannot be checked."""
+
+    def __init__(self, version: int, origin: str, reason: str) -> None:
+        self.version = version
+        super().__init__(
+            f"spec version {version} ({origin}) is released but a fixture of it cannot be "
+            f"read: {reason}"
+        )
+
+
 class ChecksumMismatchError(LockError):
     """A released (locked) migration was edited after it was released."""
 

@@ -304,14 +304,14 @@ def project_registry(
         proj = project
     else:
         proj = load_project(project)
-    pm = make_plugin_manager(proj.load_plugins())
+    released = None if pending else proj.effective_lock().released
+    pm = make_plugin_manager(proj.load_plugins(skip_broken_after=released))
     migrations = collect_migrations(pm)
     try:
         newest = _assemble(pm, migrations, None)
     except (MigrationError, RegistryError) as exc:
-        if pending:
+        if released is None:
             raise
-        released = proj.effective_lock().released
         try:
             newest = _assemble(pm, migrations, None, upto=released)
         except (MigrationError, RegistryError):

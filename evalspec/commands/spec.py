@@ -13,8 +13,10 @@ import json
 import sys
 from typing import Any
 
+import attrs
+
 from evalspec.errors import EvalspecError, SpecVersionError
-from evalspec.versions.authoring import scaffold_migration
+from evalspec.versions.authoring import scaffold_migration, scaffold_plugin
 from evalspec.versions.check import SpecReport, check_project, summarize
 from evalspec.versions.lock import lock_chain, read_lock, repair
 from evalspec.versions.settings import Project, load_project
@@ -135,9 +137,12 @@ def _list(project: Project, args: argparse.Namespace) -> int:
         return failed
     rows = []
     lines = []
+    invalid = {p.version for p in report.problems if p.version is not None}
     for mig in report.migrations:
         adds = summarize(mig)
-        status = report.status(mig.version) if report.chain_ok else "unordered"
+        status = report.status(mig.version)
+        if mig.version in invalid:
+            status += " (invalid)"
         rows.append(
             {
                 "version": mig.version,
@@ -157,7 +162,10 @@ def _list(project: Project, args: argparse.Namespace) -> int:
         f"in force: spec version {report.released} (lock: {report.lock_label}); head: {report.head}"
     )
     if not report.chain_ok:
-        lines.append("the chain is broken: run `evalspec spec check`")
+        lines.append("the chain is broken:")
+    lines += [f"{p.check}: {p.message}" for p in report.problems]
+    if report.problems:
+        lines.append(f"spec list: {len(report.problems)} problem(s); see `evalspec spec check`")
     _emit(
         args,
         {
@@ -166,10 +174,11 @@ def _list(project: Project, args: argparse.Namespace) -> int:
             "head": report.head,
             "lock": report.lock_label,
             "chain_ok": report.chain_ok,
+            "problems": [p.to_dict() for p in report.problems],
         },
         lines,
     )
-    return EXIT_OK
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
 def _show(project: Project, args: argparse.Namespace) -> int:
@@ -231,7 +240,11 @@ def _new(project: Project, args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"evalspec: error: cannot create {project.migrations}: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    report = check_project(project)
+    # A plugin module [tool.evalspec] names but nobody has written yet is the
+    # normal state of a first `spec new`: check without it, then scaffold it.
+    missing = project.missing_plugins()
+    present = tuple(p for p in project.plugins if p not in missing)
+    report = check_project(attrs.evolve(project, plugins=present) if missing else project)
     failed = _config_failure(report, args)
     if failed is not None:
         return failed
@@ -245,24 +258,37 @@ def _new(project: Project, args: argparse.Namespace) -> int:
             fixture=args.fixture,
             message=args.message,
         )
+        plugin_files = [scaffold_plugin(project, m, made, args.category) for m in missing]
     except EvalspecError as exc:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         print(f"evalspec: error: cannot write the scaffold: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    todo = list(made.todo)
+    written = [project.relative(path) for path in plugin_files]
+    if written:
+        # The generic "implement ... in a plugin" step becomes "fill in the stubs".
+        todo = [t for t in todo if not t.startswith("implement ")]
+        todo.insert(
+            -1,
+            f"fill in the stubs of {', '.join(written)} (they raise NotImplementedError "
+            "until written)",
+        )
     doc = {
         "version": made.version,
         "migration": project.relative(made.migration_file),
         "fixture": project.relative(made.fixture_file),
         "fixture_stub_written": made.fixture_written,
-        "todo": list(made.todo),
+        "plugins_written": written,
+        "todo": todo,
     }
     lines = [
         f"wrote {doc['migration']} (spec version {made.version}, pending)",
         f"{'wrote stub' if made.fixture_written else 'uses'} {doc['fixture']}",
+        *(f"wrote plugin stub {w}" for w in written),
         "still to do:",
-        *(f"  {i}. {t}" for i, t in enumerate(made.todo, start=1)),
+        *(f"  {i}. {t}" for i, t in enumerate(todo, start=1)),
     ]
     _emit(args, doc, lines)
     return EXIT_OK

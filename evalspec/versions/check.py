@@ -23,6 +23,7 @@ from evalspec.errors import (
     PluginError,
     RegistryError,
     RegistryProblems,
+    UnreadableFixtureError,
 )
 from evalspec.versions.admission import check_gate, where
 from evalspec.versions.changelog import spec_versions_in
@@ -136,13 +137,24 @@ def check_project(
     try:
         chain = order_chain(migrations)
     except ChainError as exc:
-        problems.extend(Problem("chain", p) for p in exc.problems)
-        return report(migrations, owned=owned)
+        problems.extend(Problem("chain", p, _version_named(p, migrations)) for p in exc.problems)
+        try:
+            released = project.effective_lock().released
+        except LockError:
+            released = 0
+        return report(migrations, released, owned=owned)
     problems.extend(check_gate(chain))
     released = _check_lock(project, chain, problems, notes)
     _check_implementations(all_plugins, entry_points, problems)
     _check_changelog(project, chain, owned, problems)
     return report(chain, released, owned, chain_ok=True)
+
+
+def _version_named(problem: str, migrations: Sequence[Migration]) -> int | None:
+    """The highest version a chain problem names, so ``spec list`` can mark it."""
+    words = problem.replace(",", " ").replace(":", " ").split()
+    named = [int(w) for w in words if w.isdigit() and any(m.version == int(w) for m in migrations)]
+    return max(named, default=None)
 
 
 def _check_lock(
@@ -153,7 +165,13 @@ def _check_lock(
     except LockError as exc:
         problems.append(Problem("lock", str(exc)))
         return 0
+    # The gate already names a fixture it cannot read: report it once, there.
+    unreadable = {
+        p.version for p in problems if p.check == "fixture" and "cannot be read" in p.message
+    }
     for err in verify(chain, lock):
+        if isinstance(err, UnreadableFixtureError) and err.version in unreadable:
+            continue
         problems.append(Problem("lock", str(err), getattr(err, "version", None)))
     label = lock_label(project)
     for mig in chain:

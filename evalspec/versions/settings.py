@@ -86,9 +86,12 @@ class Project:
                 pass
         return str(path)
 
-    def load_plugins(self) -> list[object]:
+    def load_plugins(self, *, skip_broken_after: int | None = None) -> list[object]:
         """The plugin objects this project adds: its ``plugins`` modules and its migrations.
 
+        :param skip_broken_after: leave out, instead of raising, a migration
+            file that cannot be loaded when its file name numbers it above
+            this version (a pending migration must not block released ones).
         :raises ProjectConfigError: a module cannot be imported, or a
             migration file is unusable.
         """
@@ -102,7 +105,8 @@ class Project:
                 raise ProjectConfigError(msg) from exc
             out.append(NamedPlugin(f"{PLUGIN_PREFIX}{name}", module))
         if self.migrations is not None:
-            out.append(ProjectMigrations(self.load_migrations(), self.relative(self.migrations)))
+            migrations = self.load_migrations(skip_broken_after=skip_broken_after)
+            out.append(ProjectMigrations(migrations, self.relative(self.migrations)))
         return out
 
     def _add_to_path(self) -> None:
@@ -123,19 +127,34 @@ class Project:
                 missing.append(name)
         return tuple(missing)
 
-    def load_migrations(self) -> tuple[Migration, ...]:
-        """Every migration file of the migrations directory, in file-name order."""
+    def load_migrations(self, *, skip_broken_after: int | None = None) -> tuple[Migration, ...]:
+        """Every migration file of the migrations directory, in file-name order.
+
+        ``skip_broken_after`` as for :meth:`load_plugins`.
+        """
         directory = self.migrations
         if directory is None:
             return ()
         if not directory.is_dir():
             msg = f"the migrations directory {self.relative(directory)} does not exist"
             raise ProjectConfigError(msg)
-        return tuple(
-            _load_migration_file(path, directory, self.relative(path))
-            for path in sorted(directory.glob("*.py"))
-            if not path.name.startswith(("_", "."))
-        )
+        out = []
+        for path in sorted(directory.glob("*.py")):
+            if path.name.startswith(("_", ".")):
+                continue
+            try:
+                out.append(_load_migration_file(path, directory, self.relative(path)))
+            except ProjectConfigError:
+                number = _file_number(path)
+                if skip_broken_after is None or number is None or number <= skip_broken_after:
+                    raise
+        return tuple(out)
+
+
+def _file_number(path: Path) -> int | None:
+    """The version a migration file's name gives it (``0003_x.py`` -> 3), if any."""
+    digits = path.stem.split("_", 1)[0]
+    return int(digits) if digits.isdigit() else None
 
 
 class ProjectMigrations:
