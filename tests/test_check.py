@@ -74,5 +74,6 @@ def test_summarize_lists_what_a_migration_adds() -> None:
         "categories": ["translation"],
         "metrics": ["chrf"],
         "post_processes": ["collapse_whitespace"],
+        "binds": [],
         "deprecates": [],
     }

@@ -154,10 +154,13 @@ def _list(project: Project, args: argparse.Namespace) -> int:
             }
         )
         lines.append(f"{mig.version:>4}  {status:<9} {mig.message}  [{mig.origin}]")
-        parts = [f"{_LABELS[k]} {', '.join(v)}" for k, v in adds.items() if v and k in _LABELS]
+        added = [f"{_LABELS[k]} {', '.join(v)}" for k, v in adds.items() if v and k in _LABELS]
+        parts = [f"adds {'; '.join(added)}"] if added else []
+        if adds["binds"]:
+            parts.append(f"binds {', '.join(adds['binds'])}")
         if adds["deprecates"]:
             parts.append(f"deprecates {', '.join(adds['deprecates'])}")
-        lines.append(f"      adds {'; '.join(parts)}" if parts else "      adds nothing")
+        lines.append(f"      {'; '.join(parts)}" if parts else "      adds nothing")
     lines.append(
         f"in force: spec version {report.released} (lock: {report.lock_label}); head: {report.head}"
     )
@@ -203,6 +206,7 @@ def _show(project: Project, args: argparse.Namespace) -> int:
             "added_in": c.added_in,
             "fixtures": list(c.fixtures),
             "single_target_from": list(c.single_target_from),
+            "bound": [{"kind": k, "name": n, "version": v} for k, n, v in c.bound],
         }
         for name, c in spec.categories.items()
     }
@@ -218,8 +222,11 @@ def _show(project: Project, args: argparse.Namespace) -> int:
     lines = [f"spec version {number} ({status})", "", "category pairs:"]
     for name, c in spec.categories.items():
         lines.append(f"  {name} (added in {c.added_in})")
-        lines.append(f"    metrics: {', '.join(c.metrics)}")
-        lines.append(f"    post_process: {', '.join(c.post_processes)}")
+        since = {(k, n): v for k, n, v in c.bound}
+        metrics = [_since(m, since.get(("metric", m))) for m in c.metrics]
+        rules = [_since(r, since.get(("post_process", r))) for r in c.post_processes]
+        lines.append(f"    metrics: {', '.join(metrics)}")
+        lines.append(f"    post_process: {', '.join(rules)}")
         if c.single_target_from:
             lines.append(f"    single target from: {', '.join(c.single_target_from)}")
     lines.append("metrics: " + ", ".join(f"{n} ({v})" for n, v in spec.metrics.items()))
@@ -230,6 +237,10 @@ def _show(project: Project, args: argparse.Namespace) -> int:
         lines.append("deprecated: " + ", ".join(deprecated))
     _emit(args, doc, lines)
     return EXIT_OK
+
+
+def _since(name: str, version: int | None) -> str:
+    return name if version is None else f"{name} (bound in {version})"
 
 
 def _new(project: Project, args: argparse.Namespace) -> int:

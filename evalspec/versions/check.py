@@ -28,7 +28,15 @@ from evalspec.errors import (
 from evalspec.versions.admission import check_gate, where
 from evalspec.versions.changelog import spec_versions_in
 from evalspec.versions.lock import Lock, verify
-from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
+from evalspec.versions.migration import (
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    BindMetric,
+    BindPostProcess,
+    Deprecate,
+    Migration,
+)
 from evalspec.versions.problem import Problem
 from evalspec.versions.settings import Project, ProjectMigrations, lock_label
 from evalspec.versions.table import order_chain
@@ -222,11 +230,12 @@ def _check_changelog(
 
 
 def summarize(mig: Migration) -> dict[str, list[str]]:
-    """What a migration adds and deprecates, by kind (for ``spec list``)."""
+    """What a migration adds, binds and deprecates, by kind (for ``spec list``)."""
     out: dict[str, list[str]] = {
         "categories": [],
         "metrics": [],
         "post_processes": [],
+        "binds": [],
         "deprecates": [],
     }
     for op in mig.operations:
@@ -236,6 +245,10 @@ def summarize(mig: Migration) -> dict[str, list[str]]:
             out["metrics"].append(op.name)
         elif isinstance(op, AddPostProcess):
             out["post_processes"].append(op.name)
+        elif isinstance(op, BindMetric):
+            out["binds"].append(f"metric {op.metric} to {op.category}")
+        elif isinstance(op, BindPostProcess):
+            out["binds"].append(f"post_process {op.post_process} to {op.category}")
         elif isinstance(op, Deprecate):
             out["deprecates"].append(f"{op.kind} {op.name}")
     return out
