@@ -63,7 +63,7 @@ def test_examples(registry: Registry) -> None:
 
 def _after(text: str) -> str:
     """The text after the first ``=>``, or ``""``."""
-    head, sep, tail = text.partition("=>")
+    _, sep, tail = text.partition("=>")
     return tail.strip() if sep else ""
 
 
