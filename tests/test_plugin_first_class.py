@@ -318,6 +318,9 @@ def test_the_migrations_directory_is_named_by_its_path(tmp_path: Path) -> None:
 SCORE = [sys.executable, "-m", "evalspec", "score", "tasks.jsonl", "predictions.jsonl"]
 
 
+SCORE = [sys.executable, "-m", "evalspec", "score", "tasks.jsonl", "predictions.jsonl"]
+
+
 def test_two_processes_write_byte_identical_reports_with_project_migrations(
     tmp_path: Path,
 ) -> None:
@@ -336,18 +339,7 @@ def test_two_processes_write_byte_identical_reports_with_project_migrations(
     outputs = []
     for seed in ("1", "2"):
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "evalspec",
-                "score",
-                "tasks.jsonl",
-                "predictions.jsonl",
-                "--format",
-                "json",
-                "--bootstrap",
-                "50",
-            ],  # fmt: skip
+            [*SCORE, "--format", "json", "--bootstrap", "50"],
             cwd=root,
             capture_output=True,
             env={**os.environ, "PYTHONHASHSEED": seed},
