@@ -495,3 +495,22 @@ def test_a_plain_editable_install_imports_the_builtins_and_fixtures(tmp_path: Pa
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "True"]
+
+
+def test_every_missing_extra_error_is_the_one_missing_dependency_error() -> None:
+    from evalspec.errors import MissingDependencyError
+    from evalspec.manifest.errors import ManifestError, MissingExtraError
+    from evalspec.project.yamlfile import INSTALL_HINT, MissingYamlError
+
+    yaml = MissingYamlError()
+    assert isinstance(yaml, MissingDependencyError)
+    assert (str(yaml), yaml.extra) == (INSTALL_HINT, "evals")
+    manifest = MissingExtraError("fetching s3:// URIs needs s3fs", "s3fs")
+    assert isinstance(manifest, MissingDependencyError) and isinstance(manifest, ManifestError)
+    assert (str(manifest), manifest.package, manifest.extra) == (
+        "fetching s3:// URIs needs s3fs",
+        "s3fs",
+        "manifest",
+    )
+    plain = MissingDependencyError("metric 'rouge_l'", "rouge-score", "score")
+    assert "pip install 'evalspec-contract[score]'" in str(plain)
