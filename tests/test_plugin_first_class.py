@@ -464,7 +464,8 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 @pytest.mark.slow
 def test_every_module_imports_alone_in_a_fresh_interpreter() -> None:
     failed = []
-    for name in sorted(_modules()):
+    # __main__ runs the command line when imported: it is a script, not a module.
+    for name in sorted(set(_modules()) - {"evalspec.__main__"}):
         done = subprocess.run(
             [sys.executable, "-c", f"import {name}"], capture_output=True, text=True, check=False
         )
