@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalspec import PostProcessRule, TaskSpec, build_report, hookimpl, score_tasks
-from evalspec.registry import Registry, build_registry
+from evalspec import PostProcessRule
+from evalspec.registry import Registry
 from evalspec.unparsed import extracts, unparsed
-from evalspec.versions import AddCategory, AddPostProcess, Migration
 
 # Text rich in the characters the rules look for.
 TEXT = st.text(alphabet=st.sampled_from("ABEFab `\n\r \t\u2028x"), max_size=40) | st.text()
@@ -58,57 +55,5 @@ def test_examples(registry: Registry) -> None:
     assert not unparsed(_rule(registry, "extract_first_line"), "\n 1\n")
 
 
-# -- a third-party extracting rule is counted like a built-in one -------------------------
-
-
-def _after(text: str) -> str:
-    """The text after the first ``=>``, or ``""``."""
-    _, sep, tail = text.partition("=>")
-    return tail.strip() if sep else ""
-
-
-class ArrowPlugin:
-    """A plugin defined here, not in evalspec: an extracting rule and its category."""
-
-    @hookimpl
-    def evalspec_register_migrations(self, register: Callable[[Migration], None]) -> None:
-        register(
-            Migration(
-                2,
-                1,
-                "arrows",
-                (
-                    AddPostProcess("after_arrow", "the text after =>"),
-                    AddCategory("arrow_qa", ("exact_match",), ("after_arrow",), ("x.jsonl",)),
-                ),
-            )
-        )
-
-    @hookimpl
-    def evalspec_register_post_processors(
-        self, register: Callable[[PostProcessRule], None]
-    ) -> None:
-        register(
-            PostProcessRule(
-                "after_arrow", _after, "text after =>", unparsed=lambda raw: "=>" not in raw
-            )
-        )
-
-    @hookimpl
-    def evalspec_register_categories(self, register: Callable[[object], None]) -> None:
-        from evalspec import Category
-
-        register(Category("arrow_qa"))
-
-
-def test_a_plugin_rule_returning_empty_counts_as_unparsed() -> None:
-    reg = build_registry([ArrowPlugin()], entry_points=False)
-    tasks = [
-        TaskSpec("a1", "arrow_qa", "q", ["4"], "exact_match", "after_arrow"),
-        TaskSpec("a2", "arrow_qa", "q", ["4"], "exact_match", "after_arrow"),
-    ]
-    scores = score_tasks(tasks, {"a1": "so => 4", "a2": "four"}, registry=reg)
-    assert [s.unparsed for s in scores] == [False, True]
-    report = build_report(tasks, scores, registry=reg, bootstrap=0)
-    assert report["unparsed"] == {"arrow_qa": {"after_arrow": 1}}
-    assert report["rows"][1]["unparsed"] is True
+# A third-party extracting rule is counted like a built-in one: see
+# tests/test_plugin_first_class.py (test_a_plugin_metric_is_reported_with_its_declared_knowledge).
