@@ -231,12 +231,13 @@ def _assemble(
         found: list[tuple[str, Any]] = collect(pm, hook, cls)
         for owner, entry in found:
             name: str = entry.name
+            if upto is not None and name not in declared[kind]:
+                continue  # a pending version's name: not this registry's business
             if name in entries[kind]:
                 problems.append(DuplicateNameError(kind, name, (owners[(kind, name)], owner)))
                 continue
             if name not in declared[kind]:
-                if upto is None:
-                    problems.append(UndeclaredNameError(kind, name, owner))
+                problems.append(UndeclaredNameError(kind, name, owner))
                 continue
             entries[kind][name] = entry
             owners[(kind, name)] = owner

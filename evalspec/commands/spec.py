@@ -269,7 +269,11 @@ def _new(project: Project, args: argparse.Namespace) -> int:
             fixture=args.fixture,
             message=args.message,
         )
-        plugin_files = [scaffold_plugin(project, m, made, args.category) for m in missing]
+        # The stubs go to the first missing module only: two copies would
+        # contribute every name twice.
+        plugin_files = (
+            [scaffold_plugin(project, missing[0], made, args.category)] if missing else []
+        )
     except EvalspecError as exc:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -278,6 +282,10 @@ def _new(project: Project, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     todo = list(made.todo)
     written = [project.relative(path) for path in plugin_files]
+    todo[-1:-1] = [
+        f"write the project plugin {m!r} listed in [tool.evalspec] plugins (it does not exist)"
+        for m in missing[1:]
+    ]
     if written:
         # The generic "implement ... in a plugin" step becomes "fill in the stubs".
         todo = [t for t in todo if not t.startswith("implement ")]
