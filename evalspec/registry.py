@@ -228,14 +228,16 @@ def _assemble(
     problems: list[RegistryError] = []
     for kind, (hook, cls) in _KINDS.items():
         entries[kind] = {}
+        seen: dict[str, str] = {}  # name -> first owner, declared or not
         found: list[tuple[str, Any]] = collect(pm, hook, cls)
         for owner, entry in found:
             name: str = entry.name
             if upto is not None and name not in declared[kind]:
                 continue  # a pending version's name: not this registry's business
-            if name in entries[kind]:
-                problems.append(DuplicateNameError(kind, name, (owners[(kind, name)], owner)))
+            if name in seen:
+                problems.append(DuplicateNameError(kind, name, (seen[name], owner)))
                 continue
+            seen[name] = owner
             if name not in declared[kind]:
                 problems.append(UndeclaredNameError(kind, name, owner))
                 continue
