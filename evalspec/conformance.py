@@ -425,12 +425,11 @@ def installed_registry(spec_version: int | None = None) -> Registry:
     ones included (a plugin is checked before its migration is locked); with
     one, the project's registry at that version (it must be in force).
     """
-    from evalspec.registry import build_registry, default_registry
-    from evalspec.versions.settings import current_project
+    from evalspec.registry import default_registry, project_registry
 
     if spec_version is not None:
         return default_registry(spec_version)
-    return build_registry(current_project().load_plugins())
+    return project_registry(pending=True)
 
 
 def conformance_cases(

@@ -25,6 +25,7 @@ validate.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -179,7 +180,9 @@ class ProjectMigrations:
 
 
 def _load_migration_file(path: Path, directory: Path, label: str) -> Migration:
-    module_name = f"_evalspec_migration_{abs(hash(str(path)))}_{path.stem}"
+    # Named by a digest of the path, not hash(): the same name in every process.
+    digest = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    module_name = f"_evalspec_migration_{digest}_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ProjectConfigError(f"{label}: cannot be loaded as a Python module")
