@@ -515,3 +515,16 @@ def test_every_missing_extra_error_is_the_one_missing_dependency_error() -> None
     )
     plain = MissingDependencyError("metric 'rouge_l'", "rouge-score", "score")
     assert "pip install 'evalspec-contract[score]'" in str(plain)
+
+
+def test_a_dangling_parent_is_one_problem() -> None:
+    from evalspec.errors import ChainError
+    from evalspec.versions import order_chain
+
+    v1 = build_registry(entry_points=False).chain[0]
+    dangling = Migration(2, 7, "dangling", (AddMetric("x"),), origin="here")
+    with pytest.raises(ChainError) as info:
+        order_chain([v1, dangling])
+    assert list(info.value.problems) == [
+        "version 2 (from here) names parent 7, which does not exist"
+    ]

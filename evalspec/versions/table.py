@@ -113,7 +113,8 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
             problems.append(
                 f"version {m.version}{_from(m)} has no parent but only version 1 may be the base"
             )
-        if m.parent is not None and m.version != m.parent + 1:
+        # A parent that does not exist is reported above, once.
+        if m.parent is not None and m.parent in by_version and m.version != m.parent + 1:
             problems.append(
                 f"version {m.version}{_from(m)} follows parent {m.parent}: "
                 "versions must go up by one"
