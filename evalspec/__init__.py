@@ -33,7 +33,7 @@ _EXPORTS = {
     "iter_validate": "evalspec.validate",
     "validate_file": "evalspec.validate",
     "validate_task": "evalspec.validate",
-    "render": "evalspec.render",  # bound eagerly below
+    "render": "evalspec.prompting",
     "post_process": "evalspec.postprocess",
     "Fixtures": "evalspec.fixtures",
     "load_fixtures": "evalspec.fixtures",
@@ -105,13 +105,6 @@ __all__ = [
 ]
 
 
-# ``render`` is both a submodule and a function: once anything imports the
-# submodule, the import system sets ``evalspec.render`` to the module and the
-# lazy ``__getattr__`` below never runs. Binding the function here first (the
-# module is tiny and imports nothing heavy) keeps ``evalspec.render`` the function.
-from evalspec.render import render  # noqa: E402
-
-
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
@@ -151,8 +144,8 @@ if TYPE_CHECKING:
     )
     from evalspec.postprocess import post_process
     from evalspec.predictions import PredictionProblem, Predictions, read_predictions
+    from evalspec.prompting import render
     from evalspec.registry import Registry, build_registry, default_registry
-    from evalspec.render import render
     from evalspec.rules import RULES
     from evalspec.score_report import build_report, format_report
     from evalspec.scoring import TaskScore, score, score_task, score_tasks

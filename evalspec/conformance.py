@@ -30,10 +30,11 @@ post-process rules
     ``deterministic``: equal input gives equal output, also in a fresh
     interpreter with another ``PYTHONHASHSEED`` (one ``fresh_interpreter``
     case per registry, for every rule and scorer importable by module and
-    qualified name); ``contract``: ``extract_letter`` gives ``""`` or one of
-    A-E, ``extract_first_line`` no line break, ``strip_whitespace`` no
-    surrounding whitespace; ``idempotent``: ``none``, ``strip_whitespace``,
-    ``lower`` and ``extract_first_line`` applied twice equal applied once.
+    qualified name); ``contract``, for a rule that declares one
+    (``PostProcessRule(..., contract=..., contract_description=...)``): every
+    output satisfies it; ``idempotent``, for a rule that declares
+    ``idempotent=True``: applied twice equals applied once. Inputs are drawn
+    from the rule's own ``shaped_outputs`` mixed with arbitrary text.
 metrics with a scorer
     ``deterministic``; ``range``: a finite ``float`` in [0, 1]; and, for a
     metric that declares ``best_target_wins``, ``best_target_wins``: an
@@ -59,17 +60,8 @@ from typing import Any
 
 import attrs
 
+from evalspec.model import PostProcessRule
 from evalspec.registry import Registry
-
-CONTRACTS: dict[str, tuple[str, Callable[[str], bool]]] = {
-    "extract_letter": ("'' or one letter A-E", lambda out: out == "" or out in "ABCDE"),
-    "extract_first_line": ("no line break", lambda out: out == "" or out.splitlines() == [out]),
-    "strip_whitespace": ("no surrounding whitespace", lambda out: out == out.strip()),
-}
-"""Rule name -> (what its output must be, a check of one output)."""
-
-IDEMPOTENT = ("none", "strip_whitespace", "lower", "extract_first_line")
-"""Rules for which ``rule(rule(x)) == rule(x)``."""
 
 
 class ConformanceFailure(AssertionError):
@@ -140,11 +132,30 @@ def _raised(value: Any) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and value[0] is _RAISED
 
 
-def rule_cases(name: str, fn: Callable[[str], str], max_examples: int | None = None) -> list[Case]:
-    """The property cases of one post-process rule function, before it is registered."""
+def rule_cases(
+    rule: PostProcessRule | str,
+    fn: Callable[[str], str] | None = None,
+    max_examples: int | None = None,
+) -> list[Case]:
+    """The property cases of one post-process rule.
+
+    Pass the :class:`~evalspec.PostProcessRule` itself, before or after it is
+    registered: its declared ``contract``, ``idempotent`` and
+    ``shaped_outputs`` add and shape the cases. ``rule_cases(name, fn)``
+    checks a bare function for totality and determinism only.
+    """
     from evalspec.strategies import model_outputs
 
-    texts = model_outputs(name)
+    if not isinstance(rule, PostProcessRule):
+        if fn is None:
+            msg = "rule_cases(name, fn) needs the rule's function"
+            raise TypeError(msg)
+        rule = PostProcessRule(rule, fn)
+    elif fn is not None:
+        msg = "rule_cases(rule) takes the function from the rule; do not pass fn"
+        raise TypeError(msg)
+    name, fn = rule.name, rule.function
+    texts = model_outputs(rule)
 
     def total(text: str) -> None:
         try:
@@ -169,8 +180,8 @@ def rule_cases(name: str, fn: Callable[[str], str], max_examples: int | None = N
             _fuzz(f"{name}_is_deterministic", texts, deterministic, max_examples),
         ),
     ]
-    if name in CONTRACTS:
-        what, holds = CONTRACTS[name]
+    if rule.contract is not None:
+        what, holds = rule.contract_description or "its declared contract", rule.contract
 
         def contract(text: str) -> None:
             out = _outcome(fn, text)
@@ -185,7 +196,7 @@ def rule_cases(name: str, fn: Callable[[str], str], max_examples: int | None = N
                 _fuzz(f"{name}_meets_its_contract", texts, contract, max_examples),
             )
         )
-    if name in IDEMPOTENT:
+    if rule.idempotent:
 
         def idempotent(text: str) -> None:
             once = _outcome(fn, text)
@@ -212,16 +223,20 @@ def metric_cases(
     max_examples: int | None = None,
     *,
     best_target_wins: bool = False,
+    registry: Registry | None = None,
 ) -> list[Case]:
     """The property cases of one metric scorer, before it is registered.
 
     ``best_target_wins`` adds the case that an extra target never lowers the score.
+    Predictions are arbitrary text mixed with the shaped outputs of the rules
+    of ``registry`` (none when it is not given).
     """
     from hypothesis import strategies as st
 
-    from evalspec.strategies import json_text, model_outputs
+    from evalspec.strategies import any_text, json_text, model_outputs
 
-    pairs = st.tuples(model_outputs(), st.lists(json_text(), min_size=1, max_size=3))
+    outputs = any_text(max_size=60) if registry is None else model_outputs(None, registry)
+    pairs = st.tuples(outputs, st.lists(json_text(), min_size=1, max_size=3))
 
     def in_range(pair: tuple[str, list[str]]) -> None:
         prediction, targets = pair
@@ -410,12 +425,11 @@ def installed_registry(spec_version: int | None = None) -> Registry:
     ones included (a plugin is checked before its migration is locked); with
     one, the project's registry at that version (it must be in force).
     """
-    from evalspec.registry import build_registry, default_registry
-    from evalspec.versions.project import current_project
+    from evalspec.registry import default_registry, project_registry
 
     if spec_version is not None:
         return default_registry(spec_version)
-    return build_registry(current_project().load_plugins())
+    return project_registry(pending=True)
 
 
 def conformance_cases(
@@ -432,7 +446,7 @@ def conformance_cases(
         registry = installed_registry()
     cases: list[Case] = []
     for name in sorted(registry.post_processors):
-        cases.extend(rule_cases(name, registry.post_processors[name].function, max_examples))
+        cases.extend(rule_cases(registry.post_processors[name], max_examples=max_examples))
     for name in sorted(registry.metrics):
         metric = registry.metrics[name]
         # A sandboxed scorer runs the prediction as a program: it needs the
@@ -444,6 +458,7 @@ def conformance_cases(
                     metric.scorer,  # type: ignore[arg-type]
                     max_examples,
                     best_target_wins=metric.best_target_wins,
+                    registry=registry,
                 )
             )
     cases.append(
@@ -464,8 +479,6 @@ def check_registry(registry: Registry | None = None, *, max_examples: int | None
 
 
 __all__ = [
-    "CONTRACTS",
-    "IDEMPOTENT",
     "Case",
     "ConformanceFailure",
     "check_registry",

@@ -113,6 +113,17 @@ class LockError(EvalspecError):
     """The lock file is unreadable, or disagrees with the migrations installed."""
 
 
+class UnreadableFixtureError(LockError):
+    """A released migration's fixture cannot be read, so its checksum cannot be checked."""
+
+    def __init__(self, version: int, origin: str, reason: str) -> None:
+        self.version = version
+        super().__init__(
+            f"spec version {version} ({origin}) is released but a fixture of it cannot be "
+            f"read: {reason}"
+        )
+
+
 class ChecksumMismatchError(LockError):
     """A released (locked) migration was edited after it was released."""
 
@@ -134,13 +145,21 @@ class ProjectConfigError(EvalspecError):
 
 
 class MissingDependencyError(EvalspecError):
-    """An optional dependency (an extra) needed for what was asked is not installed."""
+    """An optional dependency (an extra) needed for what was asked is not installed.
 
-    def __init__(self, what: str, package: str, extra: str) -> None:
+    The one missing-extra exception: the manifest's ``MissingExtraError`` and
+    the YAML reader's ``MissingYamlError`` are this class, specialised, so
+    ``except MissingDependencyError`` catches every one. ``package`` is the
+    missing distribution, ``extra`` the evalspec extra that installs it.
+    """
+
+    def __init__(self, what: str, package: str, extra: str, *, message: str | None = None) -> None:
         self.package = package
         self.extra = extra
         super().__init__(
-            f"{what} needs the {package!r} package, which is not installed: "
+            message
+            if message is not None
+            else f"{what} needs the {package!r} package, which is not installed: "
             f"pip install 'evalspec-contract[{extra}]'"
         )
 

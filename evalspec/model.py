@@ -6,7 +6,7 @@ change mid-pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -16,6 +16,12 @@ def _is_name(_inst: object, attribute: attrs.Attribute[str], value: str) -> None
     if not isinstance(value, str) or not value or any(c.isspace() for c in value):
         msg = f"{attribute.name} must be a non-empty string without whitespace, got {value!r}"
         raise ValueError(msg)
+
+
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
 
 
 @attrs.frozen
@@ -39,6 +45,12 @@ that this module does not import the sandbox.
 CorpusScorer = Callable[[Sequence[str], Sequence[Sequence[str]]], float]
 """``(predictions, targets of each item) -> float``: a dataset-level figure."""
 
+TargetCheck = Callable[[Sequence[str]], bool]
+"""``targets -> bool``: true when a metric cannot score a task with these targets."""
+
+OutputCheck = Callable[[str], bool]
+"""``text -> bool``: a predicate on one string (a raw output, or a rule's result)."""
+
 
 @attrs.frozen
 class Metric:
@@ -56,6 +68,17 @@ class Metric:
     ``sandboxed`` declares that the scorer executes the prediction: it is then
     a :data:`SandboxedScorer`, called only after the user opted in to code
     execution, with the sandbox as its third argument.
+
+    What the report needs to know about the metric is declared here too, so
+    a third-party metric is reported exactly like a built-in one (keyword
+    only):
+
+    ``reference_packages``
+        distributions whose installed versions the score report records in
+        its provenance (the reference implementation the metric wraps).
+    ``target_check`` and ``caveat``
+        ``target_check(targets)`` is true for a task the metric cannot score
+        meaningfully; the report notes such tasks with ``caveat`` as the reason.
     """
 
     name: str = attrs.field(validator=_is_name)
@@ -64,15 +87,60 @@ class Metric:
     best_target_wins: bool = False
     corpus_scorer: CorpusScorer | None = attrs.field(default=None, eq=False)
     sandboxed: bool = False
+    reference_packages: tuple[str, ...] = attrs.field(default=(), converter=_names, kw_only=True)
+    target_check: TargetCheck | None = attrs.field(
+        default=None,
+        eq=False,
+        kw_only=True,
+        validator=attrs.validators.optional(attrs.validators.is_callable()),
+    )
+    caveat: str = attrs.field(default="", kw_only=True)
+
+
+_optional_callable = attrs.validators.optional(attrs.validators.is_callable())
 
 
 @attrs.frozen
 class PostProcessRule:
-    """A post-process rule: a deterministic, total ``str -> str`` function."""
+    """A post-process rule: a deterministic, total ``str -> str`` function.
+
+    Besides the function, a rule declares what the rest of evalspec needs to
+    know about it (keyword only), so a third-party rule is counted, fuzzed and
+    exercised exactly like a built-in one:
+
+    ``unparsed``
+        for an *extracting* rule, ``unparsed(raw_output)`` is true when the
+        rule finds nothing to extract in the raw output. The score report
+        counts such outputs per category; a rule without it is never counted.
+    ``idempotent``
+        ``function(function(x)) == function(x)`` for every ``x``; the
+        conformance kit fuzzes it.
+    ``contract`` and ``contract_description``
+        ``contract(output)`` is true for every output the rule may give; the
+        conformance kit fuzzes it and names ``contract_description`` ("one
+        letter A-E") when it fails.
+    ``shaped_outputs``
+        a zero-argument factory returning a hypothesis strategy of raw outputs
+        shaped for the rule (fenced blocks for a code extractor). The
+        conformance kit and :func:`evalspec.strategies.model_outputs` draw from
+        it, mixed with arbitrary text. Import hypothesis inside the factory, so
+        registering the rule does not need it.
+    """
 
     name: str = attrs.field(validator=_is_name)
     function: Callable[[str], str] = attrs.field(eq=False, validator=attrs.validators.is_callable())
     description: str = ""
+    unparsed: OutputCheck | None = attrs.field(
+        default=None, eq=False, kw_only=True, validator=_optional_callable
+    )
+    idempotent: bool = attrs.field(default=False, kw_only=True)
+    contract: OutputCheck | None = attrs.field(
+        default=None, eq=False, kw_only=True, validator=_optional_callable
+    )
+    contract_description: str = attrs.field(default="", kw_only=True)
+    shaped_outputs: Callable[[], Any] | None = attrs.field(
+        default=None, eq=False, kw_only=True, validator=_optional_callable
+    )
 
     def __call__(self, text: str) -> str:
         return self.function(text)

@@ -14,6 +14,7 @@ built, kept or sent: only ids cross process boundaries.
 from __future__ import annotations
 
 import heapq
+import io
 import itertools
 import os
 import signal
@@ -28,7 +29,7 @@ import attrs
 from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
 from evalspec.registry import default_registry
-from evalspec.validate import LineResult, duplicate_record, line_verdict
+from evalspec.validate import LineResult, duplicate_record, line_verdict, read_lines
 from evalspec.versions import SpecVersion
 
 CHUNK_BYTES = 4 << 20
@@ -110,9 +111,9 @@ def check_chunk(
 
 def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | None) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file."""
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()  # the block ends with a newline
+    # The validator's own line reader: a block splits into lines exactly as a
+    # file does (each keeps its b"\n"; the line checks drop it).
+    lines = list(read_lines(io.BytesIO(data)))
     # Line 1 may carry a BOM; any other chunk's first line is numbered 2 so it
     # is never taken for line 1. The parent renumbers.
     origin = 1 if start == 0 else 2
@@ -139,7 +140,7 @@ def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | Non
         else:
             errors.append(verdict)
     ids = "\n".join(filter(None, got))  # valid ids are never empty
-    lengths = array("q", map(len, lines))
+    lengths = array("q", map(len, lines))  # line ending included
     end = start + len(data)
     return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
 
@@ -287,7 +288,7 @@ def _resolve(
     repeats = seen.add_all(ids, numbers, shift)
     duplicates: list[LineResult] = []
     if repeats:
-        starts = list(itertools.accumulate(result.lengths, lambda a, b: a + b + 1, initial=0))
+        starts = list(itertools.accumulate(result.lengths, initial=0))
         for pos, first in repeats:
             offset = result.start + starts[numbers[pos] - result.origin]
             number = numbers[pos] + shift

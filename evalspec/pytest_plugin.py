@@ -19,9 +19,11 @@ Plugin conformance
     ``--evalspec-conformance-examples N`` sets the examples per property.
 
 Fixtures for plugin tests
-    ``evalspec_registry`` is a registry built from a chosen plugin list and
-    spec version, set with a marker (default: the built-in plugins only, at
-    the newest version)::
+    ``evalspec_registry`` is the current project's registry (installed
+    plugins plus ``[tool.evalspec]`` migrations and plugins, pending versions
+    included); with a marker, one built from a chosen plugin list and spec
+    version (the built-ins are included unless ``builtins=False``; add
+    ``project=True`` for the project's own plugins)::
 
         @pytest.mark.evalspec_registry(plugins=[my_plugin], spec_version=2)
         def test_my_rule(evalspec_registry):
@@ -37,7 +39,6 @@ nothing beyond evalspec's light core.
 from __future__ import annotations
 
 import glob
-import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -46,7 +47,8 @@ from typing import Any
 import pytest
 
 from evalspec.errors import EvalspecError
-from evalspec.registry import Registry, build_registry, default_registry
+from evalspec.registry import Registry, build_registry, default_registry, project_registry
+from evalspec.versions.settings import current_project
 
 MARKER = "evalspec_registry"
 
@@ -262,14 +264,16 @@ def _build(
     spec_version: int | None = None,
     builtins: bool = True,
     entry_points: bool = False,
+    project: bool = False,
 ) -> Registry:
     chosen: list[object] = []
-    if builtins and not entry_points:
-        # The built-in vocabulary package, found by name like any plugin package.
-        builtin = importlib.import_module("evalspec_plugins")
-        chosen.extend(builtin.load())
+    if project:
+        # The current project's own plugins and migrations directory.
+        chosen.extend(current_project().load_plugins())
     chosen.extend(plugins)
-    return build_registry(chosen, entry_points=entry_points, spec_version=spec_version)
+    return build_registry(
+        chosen, entry_points=entry_points, builtins=builtins, spec_version=spec_version
+    )
 
 
 @pytest.fixture
@@ -277,16 +281,25 @@ def evalspec_registry_factory() -> RegistryFactory:
     """Build registries: ``factory(plugins=[...], spec_version=N, builtins=..., entry_points=...)``.
 
     ``builtins`` adds evalspec's own vocabulary; ``entry_points`` loads every
-    installed plugin instead (the built-ins among them).
+    installed plugin (the built-ins among them); ``project=True`` adds the
+    current project's ``[tool.evalspec]`` plugins and migrations directory.
     """
     return _build
 
 
 @pytest.fixture
 def evalspec_registry(request: pytest.FixtureRequest) -> Registry:
-    """The registry the ``evalspec_registry`` marker describes (default: built-ins, newest)."""
+    """The registry the ``evalspec_registry`` marker describes.
+
+    Without the marker: the current project's registry
+    (:func:`evalspec.registry.project_registry` with ``pending=True``), so a
+    project's plugin is tested with its ``[tool.evalspec]`` migrations,
+    plugins and pending versions, exactly as ``evalspec`` will load them.
+    """
     marker = request.node.get_closest_marker(MARKER)
-    kwargs: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
-    if marker is not None and marker.args:
+    if marker is None:
+        return project_registry(current_project(), pending=True)
+    kwargs: dict[str, Any] = dict(marker.kwargs)
+    if marker.args:
         kwargs.setdefault("plugins", marker.args[0])
     return _build(**kwargs)

@@ -11,23 +11,21 @@ two runs on the same files give byte-identical JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
 from evalspec import __version__
-from evalspec.bootstrap import DEFAULT_RESAMPLES, summarize
+from evalspec.intervals import DEFAULT_RESAMPLES, summarize
 from evalspec.model import TaskSpec
 from evalspec.predictions import PredictionProblem
 from evalspec.registry import Registry, default_registry
 from evalspec.scoring import TaskScore
-from evalspec.unparsed import CHECKS
+from evalspec.unparsed import extracts
 
 SCHEMA = "evalspec/score-report"
 SCHEMA_VERSION = 1
 FORMATS = ("text", "json", "markdown")
-REFERENCE_PACKAGES = ("rouge-score", "sacrebleu")
-"""The reference implementations behind ``rouge_l`` and ``bleu_4`` (the ``score`` extra)."""
 
 
 def _label_value(value: Any) -> str | None:
@@ -39,28 +37,24 @@ def _label_value(value: Any) -> str | None:
     return None
 
 
-def _no_rouge_tokens(targets: Sequence[str]) -> bool:
-    # rouge-score's default tokenizer keeps only ASCII letters and digits.
-    return not any(ch.isascii() and ch.isalnum() for t in targets for ch in t)
+def reference_packages(registry: Registry) -> list[str]:
+    """The distributions behind the registry's metrics, as the metrics declare them, sorted."""
+    return sorted({p for m in registry.metrics.values() for p in m.reference_packages})
 
 
-TARGET_CHECKS: dict[str, tuple[Callable[[Sequence[str]], bool], str]] = {
-    "rouge_l": (
-        _no_rouge_tokens,
-        "no target has an ASCII letter or digit, so rouge-score's tokenizer finds no tokens "
-        "and the task scores 0 whatever the output (non-Latin text needs another metric)",
-    ),
-}
-"""Metric -> (targets check, why): tasks a metric cannot score meaningfully, noted in the report."""
-
-
-def _target_notes(tasks: Sequence[TaskSpec]) -> list[str]:
+def _target_notes(tasks: Sequence[TaskSpec], registry: Registry) -> list[str]:
+    """Tasks a metric cannot score meaningfully, by the metric's own ``target_check``."""
     notes = []
-    for metric, (check, why) in TARGET_CHECKS.items():
-        hit = [t.task_id for t in tasks if t.metric_name == metric and check(t.targets)]
+    for name in sorted(registry.metrics):
+        metric = registry.metrics[name]
+        if metric.target_check is None:
+            continue
+        check = metric.target_check
+        hit = [t.task_id for t in tasks if t.metric_name == name and check(t.targets)]
         if hit:
             shown = ", ".join(hit[:5]) + (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
-            notes.append(f"{metric}: {len(hit)} tasks ({shown}): {why}")
+            why = metric.caveat or "the metric cannot score these targets meaningfully"
+            notes.append(f"{name}: {len(hit)} tasks ({shown}): {why}")
     return notes
 
 
@@ -114,7 +108,7 @@ def build_report(
         raise ValueError(msg)
     reg = default_registry() if registry is None else registry
     note_list = list(notes)
-    note_list.extend(_target_notes(tasks))
+    note_list.extend(_target_notes(tasks, reg))
 
     by_metric: dict[str, list[float]] = {}
     by_category: dict[str, list[float]] = {}
@@ -131,7 +125,8 @@ def build_report(
                 ungrouped[label] = ungrouped.get(label, 0) + 1
                 continue
             by_label.setdefault(label, {}).setdefault(key, []).append(row.score)
-        if row.post_process in CHECKS:
+        rule = reg.post_processors.get(row.post_process)
+        if rule is not None and extracts(rule):
             per_rule = unparsed.setdefault(row.category, {})
             per_rule[row.post_process] = per_rule.get(row.post_process, 0) + int(row.unparsed)
         if row.detail is not None and "isolation_tier" in row.detail:
@@ -172,7 +167,7 @@ def build_report(
             "predictions_sha256": predictions_sha256,
             "evalspec_version": __version__,
             "plugins": {name: reg.plugins[name] for name in sorted(reg.plugins)},
-            "reference_packages": {p: _package_version(p) for p in REFERENCE_PACKAGES},
+            "reference_packages": {p: _package_version(p) for p in reference_packages(reg)},
             "seed": seed,
             "bootstrap_resamples": bootstrap,
             "ci_method": "percentile bootstrap of the mean, 95%, linear interpolation",

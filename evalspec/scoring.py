@@ -189,7 +189,8 @@ def score_task(
     box: Any = None
     if metric.sandboxed:
         box = _RecordingSandbox(_sandbox_for(allow_code_exec, sandbox))
-    prediction = reg.post_processor(task.post_process)(output)
+    rule = reg.post_processor(task.post_process)
+    prediction = rule(output)
     value = _apply(metric, prediction, _check_targets(task.targets), box)
     detail = None if box is None else _sandbox_detail(task.task_id, box)
     return TaskScore(
@@ -199,7 +200,7 @@ def score_task(
         task.post_process,
         value,
         prediction,
-        unparsed(task.post_process, output),
+        unparsed(rule, output),
         detail,
     )
 

@@ -18,11 +18,9 @@ module that imports hypothesis. Three entry points:
     ``duplicate_task_id`` gives the bytes of two lines.
 
 :func:`model_outputs`
-    text a model might return, shaped for one post-process rule: letters for
-    ``extract_letter``, fenced code blocks for ``extract_code_block``,
-    multi-line text for ``extract_first_line``, padded text for
-    ``strip_whitespace``, and any ``str`` (lone surrogates included) for the
-    rest.
+    text a model might return, shaped for one post-process rule by the
+    ``shaped_outputs`` the rule declares (fenced code blocks for a code
+    extractor, say), mixed with any ``str`` (lone surrogates included).
 
 Examples::
 
@@ -59,6 +57,7 @@ from hypothesis import strategies as st
 
 from evalspec.errors import EvalspecError
 from evalspec.fewshot import find_embedded_few_shot
+from evalspec.model import PostProcessRule
 from evalspec.registry import Registry, default_registry
 from evalspec.rules import MAX_FEW_SHOT, RULES
 from evalspec.validate import EXAMPLE_KEYS, FIELDS, REQUIRED_FIELDS
@@ -97,8 +96,15 @@ def text_chars() -> st.SearchStrategy[str]:
 
 def any_text(*, min_size: int = 0, max_size: int | None = None) -> st.SearchStrategy[str]:
     """Any ``str``, lone surrogates included (what a model's output may hold in memory)."""
+    # Surrogates drawn as their own alternative: as one category among many
+    # they are a sliver of the code points and a rule that chokes on them
+    # would rarely be caught.
+    # (hypothesis merges a union of `characters` strategies by code-point count,
+    # so the surrogates come from a strategy of another kind).
+    surrogates = st.integers(0xD800, 0xDFFF).map(chr)
+    mixed = surrogates | st.characters(categories=["Cs", "L", "Zs", "Cc"])
     return st.text(st.characters(), min_size=min_size, max_size=max_size) | st.text(
-        st.characters(categories=["Cs", "L", "Zs", "Cc"]), min_size=min_size, max_size=max_size
+        mixed, min_size=min_size, max_size=max_size
     )
 
 
@@ -498,63 +504,44 @@ def broken_tasks(
 # -- model outputs ---------------------------------------------------------------------
 
 
-def _letters() -> st.SearchStrategy[str]:
-    letter = st.sampled_from(sorted("ABCDEabcdeFXZ"))
-    noise = st.text(st.sampled_from(sorted(" \n\t:.()[]*-")), max_size=3)
-    templates = st.sampled_from(
-        ["{}", "Answer: {}", "The answer is ({}).", "**{}**", "{}. because", "I think {}\n"]
-    )
-    shaped = st.tuples(templates, letter, noise).map(lambda t: t[0].format(t[1]) + t[2])
-    return shaped | st.text(st.sampled_from(sorted("ABCDEabcdeXYZ :\n.()")), max_size=20)
+def model_outputs(
+    rule: str | PostProcessRule | None = None, registry: Registry | None = None
+) -> st.SearchStrategy[str]:
+    """Model outputs for the post-process rule ``rule`` (a name or the rule itself).
 
-
-def _code_blocks() -> st.SearchStrategy[str]:
-    lang = st.sampled_from(["", "python", "py", "js", " python"])
-    body = st.text(st.characters(codec="utf-8", exclude_characters="`"), max_size=60)
-    newline = st.sampled_from(["\n", "\r\n"])
-    close = st.sampled_from(["```", ""])  # "" is an unclosed fence
-    prose = any_text(max_size=20)
-    fenced = st.tuples(prose, lang, newline, body, newline, close, prose).map(
-        lambda p: f"{p[0]}```{p[1]}{p[2]}{p[3]}{p[4]}{p[5]}{p[6]}"
-    )
-    return fenced | any_text(max_size=40) | st.just("```")
-
-
-def _multi_line() -> st.SearchStrategy[str]:
-    breaks = st.sampled_from(["\n", "\r\n", "\r", "\u2028", "\x0b", "\x1c", "\x85"])
-    blank = st.text(st.sampled_from(WHITESPACE), max_size=3)
-    line = any_text(max_size=20) | blank
-    return st.lists(st.tuples(line, breaks), max_size=6).map(
-        lambda parts: "".join(a + b for a, b in parts)
-    )
-
-
-def _padded() -> st.SearchStrategy[str]:
-    pad = st.text(st.sampled_from(WHITESPACE), max_size=4)
-    return st.tuples(pad, any_text(max_size=30), pad).map(lambda p: p[0] + p[1] + p[2])
-
-
-_SHAPED: dict[str, Callable[[], st.SearchStrategy[str]]] = {
-    "extract_letter": _letters,
-    "extract_code_block": _code_blocks,
-    "extract_first_line": _multi_line,
-    "strip_whitespace": _padded,
-}
-
-
-def model_outputs(rule_name: str | None = None) -> st.SearchStrategy[str]:
-    """Model outputs for the post-process rule ``rule_name``.
-
-    Shaped text for the built-in rules that look for structure, mixed with
+    A rule that declares ``shaped_outputs`` gets its shaped text, mixed with
     arbitrary ``str`` (lone surrogates included) so totality is always
-    exercised; any other name, or ``None``, gives arbitrary ``str`` mixed
-    with all the shapes.
+    exercised; a rule without shapes gets arbitrary ``str``. ``None`` gives
+    arbitrary ``str`` mixed with the shapes of every rule of ``registry``.
+    A name is looked up in ``registry`` (default: the current project's
+    registry); an unknown name gives arbitrary ``str``.
     """
-    shaped = _SHAPED.get(rule_name or "")
-    if shaped is not None:
-        return shaped() | any_text(max_size=40)
-    every = [make() for _, make in sorted(_SHAPED.items())]
+    if isinstance(rule, PostProcessRule):
+        return _shaped(rule)
+    if rule is not None:
+        reg = registry if registry is not None else _registry_or_none()
+        found = None if reg is None else reg.post_processors.get(rule)
+        return any_text(max_size=60) if found is None else _shaped(found)
+    reg = registry if registry is not None else _registry_or_none()
+    rules = [] if reg is None else [reg.post_processors[n] for n in sorted(reg.post_processors)]
+    every = [r.shaped_outputs() for r in rules if r.shaped_outputs is not None]
     return st.one_of(any_text(max_size=60), *every)
+
+
+def _shaped(rule: PostProcessRule) -> st.SearchStrategy[str]:
+    if rule.shaped_outputs is None:
+        return any_text(max_size=60)
+    shaped: st.SearchStrategy[str] = rule.shaped_outputs()
+    return shaped | any_text(max_size=40)
+
+
+def _registry_or_none() -> Registry | None:
+    # Arbitrary text is still a fine strategy when the project cannot be loaded;
+    # the project's problems are reported by the commands that load it.
+    try:
+        return default_registry()
+    except EvalspecError:
+        return None
 
 
 __all__ = [

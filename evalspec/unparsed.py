@@ -3,46 +3,23 @@
 An extractor that finds nothing still returns a string (``""``, or the text
 unchanged), and the metric then scores it as a wrong answer. The report counts
 these outputs per category, so that a broken extractor (or a model that ignores
-the answer format) is not mistaken for a model that answers wrongly. The checks
-look at the raw output and leave the frozen rules untouched; a test pins that
-each check agrees with its rule.
+the answer format) is not mistaken for a model that answers wrongly.
+
+Which rules extract, and how to tell that one found nothing, is declared on
+the rule itself (:attr:`evalspec.PostProcessRule.unparsed`), so a plugin's
+extracting rule is counted exactly like a built-in one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import MappingProxyType
-
-_LETTERS = frozenset("ABCDE")
-_FENCE = "```"
+from evalspec.model import PostProcessRule
 
 
-def no_letter(raw: str) -> bool:
-    """``extract_letter`` found no character in ``A-E``."""
-    return not any(ch in _LETTERS for ch in raw)
+def extracts(rule: PostProcessRule) -> bool:
+    """True when ``rule`` declares an unparsed-output detector (it extracts something)."""
+    return rule.unparsed is not None
 
 
-def no_fence(raw: str) -> bool:
-    """``extract_code_block`` found no triple-backtick fence."""
-    return _FENCE not in raw
-
-
-def only_blank_lines(raw: str) -> bool:
-    """``extract_first_line`` found only blank (or whitespace-only) lines."""
-    return all(not line or line.isspace() for line in raw.splitlines())
-
-
-CHECKS: MappingProxyType[str, Callable[[str], bool]] = MappingProxyType(
-    {
-        "extract_letter": no_letter,
-        "extract_code_block": no_fence,
-        "extract_first_line": only_blank_lines,
-    }
-)
-"""Post-process rule name -> "this raw output could not be parsed" check."""
-
-
-def unparsed(rule: str, raw: str) -> bool:
+def unparsed(rule: PostProcessRule, raw: str) -> bool:
     """True when ``rule`` extracts and found nothing to extract in ``raw``."""
-    check = CHECKS.get(rule)
-    return check is not None and check(raw)
+    return rule.unparsed is not None and bool(rule.unparsed(raw))

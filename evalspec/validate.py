@@ -412,12 +412,21 @@ Source = str | os.PathLike[str] | IO[bytes] | Iterable[bytes]
 
 
 def read_lines(source: Source) -> Iterator[bytes]:
-    """The byte lines of ``source``, split at ``\\n`` only (a path is opened in binary)."""
+    """The byte lines of ``source``, split at ``\\n`` only (a path is opened in binary).
+
+    The one line reader: validation, predictions, the parallel validator's
+    blocks and the evals-as-code records all split lines with it. Each line
+    keeps its ending; :func:`line_content` drops it.
+    """
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
-            yield from f
-    else:
-        yield from source
+        return _file_lines(source)
+    # No generator around a stream: its own iterator splits in C.
+    return iter(source)
+
+
+def _file_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    with open(path, "rb") as f:
+        yield from f
 
 
 def iter_validate(

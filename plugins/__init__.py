@@ -5,12 +5,15 @@ Installed as the package ``evalspec_plugins`` and found through the
 module implements one kind of hook.
 """
 
-MODULES = (
-    "evalspec_plugins.spec",
-    "evalspec_plugins.categories",
-    "evalspec_plugins.metrics",
-    "evalspec_plugins.postprocess",
-)
+PLUGINS = {
+    "builtin-spec": "evalspec_plugins.spec",
+    "builtin-categories": "evalspec_plugins.categories",
+    "builtin-metrics": "evalspec_plugins.metrics",
+    "builtin-post-process": "evalspec_plugins.postprocess",
+}
+"""Entry-point name -> module: the names ``pyproject.toml`` registers them under."""
+
+MODULES = tuple(PLUGINS.values())
 """The built-in plugin modules, for building a registry without entry points."""
 
 

@@ -42,6 +42,11 @@ def _require(module: str, package: str, metric: str) -> ModuleType:
         raise MissingDependencyError(f"metric {metric!r}", package, EXTRA) from exc
 
 
+def no_rouge_tokens(targets: Sequence[str]) -> bool:
+    """No target has an ASCII letter or digit: rouge-score's default tokenizer keeps only those."""
+    return not any(ch.isascii() and ch.isalnum() for t in targets for ch in t)
+
+
 def _clamp(value: float) -> float:
     """Pull float noise back into [0, 1].
 
@@ -168,6 +173,7 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "sacreBLEU sentence BLEU / 100 against all targets; corpus BLEU for the dataset",
             bleu_4,
             corpus_scorer=corpus_bleu_4,
+            reference_packages=("sacrebleu",),
         )
     )
     register(
@@ -176,6 +182,11 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "rouge-score ROUGE-L F-measure (no stemming); the best target wins",
             rouge_l,
             best_target_wins=True,
+            reference_packages=("rouge-score",),
+            target_check=no_rouge_tokens,
+            caveat="no target has an ASCII letter or digit, so rouge-score's tokenizer finds "
+            "no tokens and the task scores 0 whatever the output (non-Latin text needs another "
+            "metric)",
         )
     )
     register(

@@ -7,7 +7,9 @@ included) and linear in its input: plain string methods and forward
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import Any
 
 from evalspec import PostProcessRule, hookimpl
 
@@ -83,8 +85,79 @@ def extract_first_line(text: str) -> str:
 RULES = (none, strip_whitespace, lower, extract_letter, extract_code_block, extract_first_line)
 
 
+# -- what the rest of evalspec needs to know about each rule ---------------------------
+# Declared here, on the entries, so the core names no rule: the score report
+# counts unparsed outputs, the conformance kit fuzzes contracts and
+# idempotence, and the strategies draw shaped outputs from these.
+
+
+def no_letter(raw: str) -> bool:
+    """``extract_letter`` found no character in ``A-E``."""
+    return extract_letter(raw) == ""
+
+
+def no_fence(raw: str) -> bool:
+    """``extract_code_block`` found no triple-backtick fence (it returns the text unchanged)."""
+    return FENCE not in raw
+
+
+def only_blank_lines(raw: str) -> bool:
+    """``extract_first_line`` found only blank (or whitespace-only) lines."""
+    return extract_first_line(raw) == ""
+
+
+def _one_letter_or_empty(out: str) -> bool:
+    return out == "" or out in LETTERS
+
+
+def _no_line_break(out: str) -> bool:
+    return out == "" or out.splitlines() == [out]
+
+
+def _no_surrounding_whitespace(out: str) -> bool:
+    return out == out.strip()
+
+
+def _shapes(name: str) -> Callable[[], Any]:
+    """A factory of the hypothesis strategy ``evalspec_plugins.shapes.<name>``, imported on use."""
+
+    def make() -> Any:
+        # By name: the shapes import hypothesis, which registering the rules must not need.
+        return getattr(importlib.import_module("evalspec_plugins.shapes"), name)()
+
+    make.__name__ = make.__qualname__ = name
+    return make
+
+
+KNOWLEDGE: dict[Callable[[str], str], dict[str, Any]] = {
+    none: {"idempotent": True},
+    strip_whitespace: {
+        "idempotent": True,
+        "contract": _no_surrounding_whitespace,
+        "contract_description": "no surrounding whitespace",
+        "shaped_outputs": _shapes("padded"),
+    },
+    lower: {"idempotent": True},
+    extract_letter: {
+        "unparsed": no_letter,
+        "contract": _one_letter_or_empty,
+        "contract_description": "'' or one letter A-E",
+        "shaped_outputs": _shapes("letters"),
+    },
+    extract_code_block: {"unparsed": no_fence, "shaped_outputs": _shapes("code_blocks")},
+    extract_first_line: {
+        "unparsed": only_blank_lines,
+        "idempotent": True,
+        "contract": _no_line_break,
+        "contract_description": "no line break",
+        "shaped_outputs": _shapes("multi_line"),
+    },
+}
+"""Rule function -> the keyword arguments of its :class:`evalspec.PostProcessRule`."""
+
+
 @hookimpl
 def evalspec_register_post_processors(register: Callable[[PostProcessRule], None]) -> None:
     for fn in RULES:
         doc = (fn.__doc__ or "").strip().splitlines()[0]
-        register(PostProcessRule(fn.__name__, fn, doc))
+        register(PostProcessRule(fn.__name__, fn, doc, **KNOWLEDGE[fn]))

@@ -10,7 +10,7 @@ import example_plugin
 from evalspec.hookspecs import hookimpl
 from evalspec.versions import Migration
 from evalspec.versions.check import check_project, summarize
-from evalspec.versions.project import Project
+from evalspec.versions.settings import Project
 
 
 class MigrationOnly:
@@ -74,5 +74,6 @@ def test_summarize_lists_what_a_migration_adds() -> None:
         "categories": ["translation"],
         "metrics": ["chrf"],
         "post_processes": ["collapse_whitespace"],
+        "binds": [],
         "deprecates": [],
     }

@@ -12,7 +12,7 @@ from evalspec.errors import ChecksumMismatchError, PendingVersionError, ProjectC
 from evalspec.registry import Registry, clear_default_registry, default_registry
 from evalspec.validate import validate_file
 from evalspec.versions.lock import lock_chain
-from evalspec.versions.project import load_project
+from evalspec.versions.settings import load_project
 
 TRANSLATION = example_plugin.FIXTURES / "translation.jsonl"
 
@@ -139,4 +139,5 @@ def test_an_edited_released_migration_stops_validation(
     with pytest.raises(ChecksumMismatchError) as info:
         default_registry()
     assert info.value.version == 2
-    assert "spec version 2 (plugin example_plugin) was edited after release" in str(info.value)
+    edited = "spec version 2 (plugin project-plugin:example_plugin) was edited after release"
+    assert edited in str(info.value)

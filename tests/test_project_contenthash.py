@@ -61,6 +61,24 @@ def test_lfs_pointer_shape() -> None:
     assert not is_lfs_pointer(pointer + b"x" * 2000)
 
 
+def test_lint_and_manifest_agree_on_the_lfs_pointer_size_boundary() -> None:
+    from evalspec.manifest.lfs import MAX_POINTER_BYTES, parse_lfs_pointer
+
+    head = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 9\n"
+
+    def padded(total: int) -> bytes:
+        # An extra key (git-lfs keeps keys it does not know) pads the pointer to `total` bytes.
+        filler = b"x-pad "
+        return head + filler + b"a" * (total - len(head) - len(filler) - 1) + b"\n"
+
+    # git-lfs reads a blob as a pointer only below 1024 bytes.
+    assert MAX_POINTER_BYTES == 1024
+    below, at = padded(1023), padded(1024)
+    assert (len(below), len(at)) == (1023, 1024)
+    assert is_lfs_pointer(below) and parse_lfs_pointer(below) is not None
+    assert not is_lfs_pointer(at) and parse_lfs_pointer(at) is None
+
+
 def test_file_hash_matches_record_hash(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_bytes(b'{"b": 1, "a": [1, 2]}\n\n{"c": null}\n')

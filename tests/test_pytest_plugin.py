@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -208,3 +209,33 @@ def test_registry_fixtures_follow_the_marker_and_the_factory(pytester: pytest.Py
         """
     )
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)
+
+
+def test_the_registry_fixture_is_the_projects_registry(pytester: pytest.Pytester) -> None:
+    pytester.makefile(
+        ".toml",
+        pyproject='[project]\nname = "suite"\n\n[tool.evalspec]\nplugins = ["example_plugin"]\n',
+    )
+    import example_plugin
+
+    source = Path(example_plugin.__file__).parent
+    target = pytester.mkdir("example_plugin")
+    for path in source.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            dest = target / path.relative_to(source)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(path.read_bytes())
+    pytester.makepyfile(
+        test_fixture=(
+            "import pytest\n\n"
+            "def test_project(evalspec_registry):\n"
+            "    assert evalspec_registry.version == 2  # pending v2 included\n"
+            "    owner = evalspec_registry.owners[('metric', 'chrf')]\n"
+            "    assert owner == 'project-plugin:example_plugin'\n\n"
+            "@pytest.mark.evalspec_registry(spec_version=1)\n"
+            "def test_marker(evalspec_registry):\n"
+            "    assert evalspec_registry.version == 1\n"
+            "    assert 'chrf' not in evalspec_registry.metrics\n"
+        )
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)

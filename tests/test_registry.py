@@ -48,7 +48,7 @@ def test_builtin_registry_holds_spec_v1(registry: Registry) -> None:
     assert set(registry.post_processors) == {"none", "strip_whitespace", "lower",
                                              "extract_letter", "extract_code_block",
                                              "extract_first_line"}  # fmt: skip
-    assert registry.owners[("post_process", "lower")] == "evalspec_plugins.postprocess"
+    assert registry.owners[("post_process", "lower")] == "builtin-post-process"
 
 
 def test_entry_points_find_the_builtin_plugins() -> None:
@@ -74,8 +74,8 @@ def test_same_name_twice_names_both_plugins() -> None:
     rogue = plugin("rogue_plugin", evalspec_register_post_processors=rules)
     with pytest.raises(DuplicateNameError) as info:
         build_registry([*builtins(), rogue], entry_points=False)
-    assert info.value.owners == ("evalspec_plugins.postprocess", "rogue_plugin")
-    assert "evalspec_plugins.postprocess" in str(info.value)
+    assert info.value.owners == ("builtin-post-process", "rogue_plugin")
+    assert "builtin-post-process" in str(info.value)
     assert "rogue_plugin" in str(info.value)
 
 
@@ -91,7 +91,7 @@ def test_undeclared_name_is_an_error() -> None:
 def test_declared_but_unimplemented_name_is_an_error() -> None:
     without_metrics = [m for m in builtins() if m.__name__ != "evalspec_plugins.metrics"]
     with pytest.raises(RegistryProblems) as info:
-        build_registry(without_metrics, entry_points=False)
+        build_registry(without_metrics, entry_points=False, builtins=False)
     problems = info.value.problems
     assert all(isinstance(p, UnimplementedNameError) for p in problems)
     assert {p.name for p in problems if isinstance(p, UnimplementedNameError)} == {
@@ -107,7 +107,7 @@ def test_single_unimplemented_name_raises_that_error() -> None:
     plugins = [m for m in builtins() if m.__name__ != "evalspec_plugins.metrics"]
     partial = plugin("partial_metrics", evalspec_register_metrics=metrics)
     with pytest.raises(UnimplementedNameError, match="'code_exec' is declared by spec version 1"):
-        build_registry([*plugins, partial], entry_points=False)
+        build_registry([*plugins, partial], entry_points=False, builtins=False)
 
 
 def test_plugin_exception_is_attributed_to_the_plugin() -> None:

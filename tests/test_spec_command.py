@@ -58,7 +58,7 @@ def test_pending_version_is_reported_and_refused_until_locked(example_project: P
     fixture = "example_plugin/fixtures/translation.jsonl"
     done = evalspec(example_project, "spec", "check")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "note: spec version 2 (plugin example_plugin) is pending" in done.stdout
+    assert "note: spec version 2 (plugin project-plugin:example_plugin) is pending" in done.stdout
     refused = evalspec(example_project, "validate", "--spec-version", "2", fixture)
     assert refused.returncode == 2
     assert "spec version 2 is pending" in refused.stderr
@@ -82,7 +82,7 @@ def test_editing_a_locked_migration_fails_check(example_project: Path) -> None:
     done = evalspec(example_project, "spec", "check")
     assert done.returncode == 1
     line = next(x for x in done.stdout.splitlines() if x.startswith("lock:"))
-    assert "spec version 2 (plugin example_plugin) was edited after release" in line
+    assert "spec version 2 (plugin project-plugin:example_plugin) was edited after release" in line
     assert line.count("sha256:") == 2
     assert "make the change in a new migration (evalspec spec new)" in line
     refused = evalspec(example_project, "validate", str(fixture))
@@ -114,8 +114,8 @@ def test_missing_changelog_entry_fails_check(example_project: Path) -> None:
     assert report["problems"] == [
         {
             "check": "changelog",
-            "message": "migration 2 (from plugin example_plugin) has no entry in CHANGELOG.md: "
-            "add a line starting `- Spec version 2:` saying what it adds",
+            "message": "migration 2 (from plugin project-plugin:example_plugin) has no entry in "
+            "CHANGELOG.md: add a line starting `- Spec version 2:` saying what it adds",
             "version": 2,
         }
     ]
@@ -233,8 +233,8 @@ def test_undeclared_implementation_fails_check(tmp_path: Path) -> None:
     done = evalspec(root, "spec", "check")
     assert done.returncode == 1
     assert (
-        "implementation: metric 'chrf' is implemented by plugin 'suite_plugin' but no spec "
-        "version declares it" in done.stdout
+        "implementation: metric 'chrf' is implemented by plugin 'project-plugin:suite_plugin' but "
+        "no spec version declares it" in done.stdout
     )
 
 
@@ -243,3 +243,106 @@ def test_bad_settings_are_a_usage_error(tmp_path: Path) -> None:
     done = evalspec(root, "spec", "check")
     assert done.returncode == 2
     assert "unknown setting(s) colour" in done.stderr
+
+
+# -- authoring that flows ---------------------------------------------------------------------
+
+ARITH = (
+    '{"task_id": "t1", "category": "arithmetic", "prompt": "1 + 1 =", "targets": ["2"], '
+    '"metric_name": "exact_match", "post_process": "none"}\n'
+)
+
+
+def _fresh(tmp_path: Path) -> Path:
+    root = make_project(
+        tmp_path / "walk", 'migrations = "spec/migrations"\nplugins = ["suite_plugin"]\n'
+    )
+    (root / "tasks.jsonl").write_text(ARITH, encoding="utf-8")
+    return root
+
+
+def test_spec_new_scaffolds_the_plugin_module_that_does_not_exist_yet(tmp_path: Path) -> None:
+    root = _fresh(tmp_path)
+    done = evalspec(
+        root, "spec", "new", "--category", "poetry", "--metric", "rhyme",
+        "--metric", "exact_match", "--post-process", "last-line", "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["plugins_written"] == ["suite_plugin.py"]
+    source = (root / "suite_plugin.py").read_text(encoding="utf-8")
+    for hook in ("categories", "metrics", "post_processors"):
+        assert f"def evalspec_register_{hook}(" in source
+    assert 'Metric("rhyme"' in source and 'PostProcessRule("last-line", last_line' in source
+    assert "exact_match" not in source  # already implemented by the built-ins
+    # The stubs import and register: check names only what the author must still write.
+    check = evalspec(root, "spec", "check")
+    assert check.returncode == 1
+    assert "implementation:" not in check.stdout
+    assert "placeholder description" in check.stdout
+    # Validating released versions is not disturbed by the pending, unfinished version 2.
+    assert evalspec(root, "validate", "tasks.jsonl").returncode == 0
+
+
+@pytest.mark.parametrize("broken", ["duplicate", "dangling", "syntax", "unimplemented"])
+def test_a_broken_pending_migration_never_blocks_released_versions(
+    tmp_path: Path, broken: str
+) -> None:
+    root = _fresh(tmp_path)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "suite"\n\n[tool.evalspec]\nmigrations = "spec/migrations"\n',
+        encoding="utf-8",
+    )
+    migrations = root / "spec" / "migrations"
+    migrations.mkdir(parents=True)
+    source = (
+        "from evalspec.versions import AddCategory, Migration\n"
+        "migration = Migration(2, {parent}, 'poetry', (AddCategory('poetry', ('exact_match',), "
+        "('none',), ('p.jsonl',)),))\n"
+    )
+    parent = "7" if broken == "dangling" else "1"
+    (migrations / "0002_poetry.py").write_text(source.format(parent=parent), encoding="utf-8")
+    if broken == "duplicate":
+        (migrations / "0002_again.py").write_text(source.format(parent=1), encoding="utf-8")
+    if broken == "syntax":
+        (migrations / "0003_bad.py").write_text("migration = (\n", encoding="utf-8")
+    for args in (("validate", "tasks.jsonl"), ("validate", "--spec-version", "1", "tasks.jsonl")):
+        done = evalspec(root, *args)
+        assert done.returncode == 0, (broken, done.stdout, done.stderr)
+    listed = evalspec(root, "spec", "list")
+    assert listed.returncode != 0
+    named = listed.stdout + listed.stderr
+    assert "0002_poetry.py" in named or "0003_bad.py" in named
+    if broken != "syntax":
+        assert "in force: spec version 1" in listed.stdout
+    check = evalspec(root, "spec", "check")
+    assert check.returncode != 0
+    problems = [line for line in check.stdout.splitlines() if not line.startswith("note:")]
+    assert len(problems) == len(set(problems))  # each problem once
+
+
+def test_spec_list_and_show_show_a_binding(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "bind", 'migrations = "spec/migrations"\n')
+    migrations = root / "spec" / "migrations"
+    (migrations / "fixtures").mkdir(parents=True)
+    (migrations / "fixtures" / "s.jsonl").write_text(
+        '{"task_id": "s1", "category": "summary", "prompt": "Summarise: a b.", '
+        '"targets": ["a"], "metric_name": "exact_match", "post_process": "none"}\n',
+        encoding="utf-8",
+    )
+    (migrations / "0002_summary_exact.py").write_text(
+        "from evalspec.versions import BindMetric, Migration\n"
+        "migration = Migration(2, 1, 'summary may use exact_match', (BindMetric('summary', "
+        "'exact_match', ('fixtures/s.jsonl',), 'exact answers for one-word summaries'),))\n",
+        encoding="utf-8",
+    )
+    (root / "CHANGELOG.md").write_text(
+        CHANGELOG + "- Spec version 2: summary may use exact_match\n", encoding="utf-8"
+    )
+    check = evalspec(root, "spec", "check")
+    assert check.returncode == 0, check.stdout
+    listed = evalspec(root, "spec", "list")
+    assert "binds metric exact_match to summary" in listed.stdout
+    shown = evalspec(root, "spec", "show", "2", "--format", "json")
+    bound = json.loads(shown.stdout)["categories"]["summary"]["bound"]
+    assert bound == [{"kind": "metric", "name": "exact_match", "version": 2}]

@@ -23,7 +23,7 @@ from evalspec.validate import validate_file
 from evalspec.versions import AddCategory, Migration
 from evalspec.versions.check import SpecReport, check_project
 from evalspec.versions.lock import lock_chain
-from evalspec.versions.project import Project
+from evalspec.versions.settings import Project
 
 FIXTURE = example_plugin.FIXTURES / "translation.jsonl"
 

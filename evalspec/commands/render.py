@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from evalspec.commands.validate import format_error
+from evalspec.prompting import render
 from evalspec.registry import default_registry
-from evalspec.render import render
 from evalspec.validate import validate_file
 
 

@@ -9,8 +9,8 @@ import os
 import sys
 from typing import Any
 
-from evalspec.bootstrap import DEFAULT_RESAMPLES
 from evalspec.commands.validate import format_error
+from evalspec.intervals import DEFAULT_RESAMPLES
 from evalspec.predictions import PredictionProblem, read_predictions
 from evalspec.registry import default_registry
 from evalspec.score_report import FORMATS, build_report, format_report

@@ -1,7 +1,7 @@
 """``evalspec spec list|show|new|check|lock``: author, check and release spec migrations.
 
 Runs in the project of the nearest ``pyproject.toml`` above the current
-directory (see :mod:`evalspec.versions.project`). Text for people by
+directory (see :mod:`evalspec.versions.settings`). Text for people by
 default, ``--format json`` for tools. Exit 0 clean, 1 problems found, 2
 usage or I/O error.
 """
@@ -13,11 +13,13 @@ import json
 import sys
 from typing import Any
 
+import attrs
+
 from evalspec.errors import EvalspecError, SpecVersionError
+from evalspec.versions.authoring import scaffold_migration, scaffold_plugin
 from evalspec.versions.check import SpecReport, check_project, summarize
 from evalspec.versions.lock import lock_chain, read_lock, repair
-from evalspec.versions.project import Project, load_project
-from evalspec.versions.scaffold import scaffold_migration
+from evalspec.versions.settings import Project, load_project
 from evalspec.versions.table import replay
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -135,9 +137,12 @@ def _list(project: Project, args: argparse.Namespace) -> int:
         return failed
     rows = []
     lines = []
+    invalid = {p.version for p in report.problems if p.version is not None}
     for mig in report.migrations:
         adds = summarize(mig)
-        status = report.status(mig.version) if report.chain_ok else "unordered"
+        status = report.status(mig.version)
+        if mig.version in invalid:
+            status += " (invalid)"
         rows.append(
             {
                 "version": mig.version,
@@ -149,15 +154,21 @@ def _list(project: Project, args: argparse.Namespace) -> int:
             }
         )
         lines.append(f"{mig.version:>4}  {status:<9} {mig.message}  [{mig.origin}]")
-        parts = [f"{_LABELS[k]} {', '.join(v)}" for k, v in adds.items() if v and k in _LABELS]
+        added = [f"{_LABELS[k]} {', '.join(v)}" for k, v in adds.items() if v and k in _LABELS]
+        parts = [f"adds {'; '.join(added)}"] if added else []
+        if adds["binds"]:
+            parts.append(f"binds {', '.join(adds['binds'])}")
         if adds["deprecates"]:
             parts.append(f"deprecates {', '.join(adds['deprecates'])}")
-        lines.append(f"      adds {'; '.join(parts)}" if parts else "      adds nothing")
+        lines.append(f"      {'; '.join(parts)}" if parts else "      adds nothing")
     lines.append(
         f"in force: spec version {report.released} (lock: {report.lock_label}); head: {report.head}"
     )
     if not report.chain_ok:
-        lines.append("the chain is broken: run `evalspec spec check`")
+        lines.append("the chain is broken:")
+    lines += [f"{p.check}: {p.message}" for p in report.problems]
+    if report.problems:
+        lines.append(f"spec list: {len(report.problems)} problem(s); see `evalspec spec check`")
     _emit(
         args,
         {
@@ -166,10 +177,11 @@ def _list(project: Project, args: argparse.Namespace) -> int:
             "head": report.head,
             "lock": report.lock_label,
             "chain_ok": report.chain_ok,
+            "problems": [p.to_dict() for p in report.problems],
         },
         lines,
     )
-    return EXIT_OK
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
 def _show(project: Project, args: argparse.Namespace) -> int:
@@ -194,6 +206,7 @@ def _show(project: Project, args: argparse.Namespace) -> int:
             "added_in": c.added_in,
             "fixtures": list(c.fixtures),
             "single_target_from": list(c.single_target_from),
+            "bound": [{"kind": k, "name": n, "version": v} for k, n, v in c.bound],
         }
         for name, c in spec.categories.items()
     }
@@ -209,8 +222,11 @@ def _show(project: Project, args: argparse.Namespace) -> int:
     lines = [f"spec version {number} ({status})", "", "category pairs:"]
     for name, c in spec.categories.items():
         lines.append(f"  {name} (added in {c.added_in})")
-        lines.append(f"    metrics: {', '.join(c.metrics)}")
-        lines.append(f"    post_process: {', '.join(c.post_processes)}")
+        since = {(k, n): v for k, n, v in c.bound}
+        metrics = [_since(m, since.get(("metric", m))) for m in c.metrics]
+        rules = [_since(r, since.get(("post_process", r))) for r in c.post_processes]
+        lines.append(f"    metrics: {', '.join(metrics)}")
+        lines.append(f"    post_process: {', '.join(rules)}")
         if c.single_target_from:
             lines.append(f"    single target from: {', '.join(c.single_target_from)}")
     lines.append("metrics: " + ", ".join(f"{n} ({v})" for n, v in spec.metrics.items()))
@@ -223,6 +239,10 @@ def _show(project: Project, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _since(name: str, version: int | None) -> str:
+    return name if version is None else f"{name} (bound in {version})"
+
+
 def _new(project: Project, args: argparse.Namespace) -> int:
     if project.migrations is not None and project.root is not None:
         # The first `spec new` of a project creates its migrations directory.
@@ -231,7 +251,11 @@ def _new(project: Project, args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"evalspec: error: cannot create {project.migrations}: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    report = check_project(project)
+    # A plugin module [tool.evalspec] names but nobody has written yet is the
+    # normal state of a first `spec new`: check without it, then scaffold it.
+    missing = project.missing_plugins()
+    present = tuple(p for p in project.plugins if p not in missing)
+    report = check_project(attrs.evolve(project, plugins=present) if missing else project)
     failed = _config_failure(report, args)
     if failed is not None:
         return failed
@@ -245,24 +269,45 @@ def _new(project: Project, args: argparse.Namespace) -> int:
             fixture=args.fixture,
             message=args.message,
         )
+        # The stubs go to the first missing module only: two copies would
+        # contribute every name twice.
+        plugin_files = (
+            [scaffold_plugin(project, missing[0], made, args.category)] if missing else []
+        )
     except EvalspecError as exc:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         print(f"evalspec: error: cannot write the scaffold: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    todo = list(made.todo)
+    written = [project.relative(path) for path in plugin_files]
+    todo[-1:-1] = [
+        f"write the project plugin {m!r} listed in [tool.evalspec] plugins (it does not exist)"
+        for m in missing[1:]
+    ]
+    if written:
+        # The generic "implement ... in a plugin" step becomes "fill in the stubs".
+        todo = [t for t in todo if not t.startswith("implement ")]
+        todo.insert(
+            -1,
+            f"fill in the stubs of {', '.join(written)} (they raise NotImplementedError "
+            "until written)",
+        )
     doc = {
         "version": made.version,
         "migration": project.relative(made.migration_file),
         "fixture": project.relative(made.fixture_file),
         "fixture_stub_written": made.fixture_written,
-        "todo": list(made.todo),
+        "plugins_written": written,
+        "todo": todo,
     }
     lines = [
         f"wrote {doc['migration']} (spec version {made.version}, pending)",
         f"{'wrote stub' if made.fixture_written else 'uses'} {doc['fixture']}",
+        *(f"wrote plugin stub {w}" for w in written),
         "still to do:",
-        *(f"  {i}. {t}" for i, t in enumerate(made.todo, start=1)),
+        *(f"  {i}. {t}" for i, t in enumerate(todo, start=1)),
     ]
     _emit(args, doc, lines)
     return EXIT_OK

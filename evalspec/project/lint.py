@@ -172,11 +172,7 @@ def check_labels(tasks: Sequence[tuple[int, TaskSpec]], labels: Labels) -> list[
 def check_prompts(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
     """The same rendered prompt twice: conflicting targets, or the same sample scored twice."""
     out = []
-    # Imported here, not at module level: loading the evalspec.render submodule
-    # rebinds the package attribute evalspec.render from the lazily exported
-    # function to the module, which would break a later `from evalspec import
-    # render` made while test modules are collected.
-    from evalspec.render import render
+    from evalspec.prompting import render
 
     first: dict[str, tuple[int, TaskSpec]] = {}
     for line, task in tasks:

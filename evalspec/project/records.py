@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import attrs
 
 from evalspec.jsonline import decode_bytes, parse_line
-
-LFS_SPEC_LINES = (
-    b"version https://git-lfs.github.com/spec/v1",
-    b"version https://hawser.github.com/spec/v1",  # the pre-release alias git-lfs still reads
-)
-_LFS_MAX_SIZE = 1024  # git-lfs never writes a pointer larger than this
 
 
 @attrs.frozen
@@ -28,21 +23,27 @@ class Records:
 
 
 def is_lfs_pointer(data: bytes) -> bool:
-    """Whether ``data`` is a Git LFS pointer file rather than the content it stands for."""
-    if len(data) > _LFS_MAX_SIZE:
-        return False
-    first = data.split(b"\n", 1)[0].rstrip(b"\r")
-    return first in LFS_SPEC_LINES and b"\noid sha256:" in data
+    """Whether ``data`` is a Git LFS pointer file rather than the content it stands for.
+
+    The one check of the package (:func:`evalspec.manifest.lfs.parse_lfs_pointer`):
+    a pointer is under 1024 bytes, as git-lfs reads it.
+    """
+    # Imported here: the manifest package is only needed when a file is read.
+    from evalspec.manifest.lfs import parse_lfs_pointer
+
+    return parse_lfs_pointer(data) is not None
 
 
 def read_records(data: bytes) -> Records:
     """Parse each non-blank line (``\\n``-terminated, ``\\r`` dropped, BOM accepted)."""
+    from evalspec.validate import line_content, read_lines
+
     values: list[tuple[int, Any]] = []
     unparsed: list[int] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        raw = raw.removesuffix(b"\r")
-        if number == 1:
-            raw = raw.removeprefix(b"\xef\xbb\xbf")
+    # The validator's line reader and line ending rules, so lint, diff and
+    # validate agree on what line N is.
+    for number, line in enumerate(read_lines(io.BytesIO(data)), start=1):
+        raw = line_content(line, number)
         text, problem = decode_bytes(raw)
         if problem is not None or text is None:
             unparsed.append(number)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 
 import attrs
@@ -15,47 +15,8 @@ from evalspec.project.layout import DIRECTORIES
 EXAMPLE = "example"
 DEFAULT_OWNER = "@eval-owner"
 
-_TASKS = [
-    {
-        "task_id": "example_arith_001",
-        "category": "arithmetic",
-        "prompt": "Compute the result. Question: 17 + 24\nAnswer:",
-        "targets": ["41"],
-        "metric_name": "exact_match",
-        "post_process": "strip_whitespace",
-        "few_shot_examples": [{"prompt": "Question: 2 + 2\nAnswer:", "completion": "4"}],
-        "metadata": {"difficulty": "easy", "source": "constructed"},
-    },
-    {
-        "task_id": "example_arith_002",
-        "category": "arithmetic",
-        "prompt": "Compute the result. Question: 12 * 13\nAnswer:",
-        "targets": ["156"],
-        "metric_name": "exact_match",
-        "post_process": "extract_first_line",
-        "metadata": {"difficulty": "hard", "source": "shadow"},
-    },
-    {
-        "task_id": "example_mcq_001",
-        "category": "mcq",
-        "prompt": "Which planet is closest to the Sun?\nA. Venus\nB. Mercury\nC. Earth\nD. Mars\n"
-        "Answer with the letter only.",
-        "targets": ["B"],
-        "metric_name": "exact_match",
-        "post_process": "extract_letter",
-        "metadata": {"difficulty": "easy", "source": "dispute"},
-    },
-    {
-        "task_id": "example_cls_001",
-        "category": "classification",
-        "prompt": "Classify the customer message as billing, technical or account.\n"
-        "Message: I was charged twice for my subscription this month.\nTopic:",
-        "targets": ["billing"],
-        "metric_name": "exact_match",
-        "post_process": "lower",
-        "metadata": {"difficulty": "hard", "source": "hard"},
-    },
-]
+EXAMPLE_TASKS = "example_tasks.jsonl"
+"""The example dataset ``init`` writes, kept as data beside this module (package data)."""
 
 _CARD = """\
 ---
@@ -144,7 +105,7 @@ class ScaffoldResult:
 
 
 def _dataset_text() -> str:
-    return "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in _TASKS)
+    return resources.files("evalspec.project").joinpath(EXAMPLE_TASKS).read_text(encoding="utf-8")
 
 
 def _card_owners(datasets: Path) -> list[str]:

@@ -10,16 +10,16 @@ from typing import Any
 
 import attrs
 
-from evalspec.errors import EvalspecError
+from evalspec.errors import EvalspecError, MissingDependencyError
 
 INSTALL_HINT = "reading YAML needs PyYAML: pip install 'evalspec-contract[evals]'"
 
 
-class MissingYamlError(EvalspecError):
+class MissingYamlError(MissingDependencyError):
     """PyYAML is not installed."""
 
     def __init__(self) -> None:
-        super().__init__(INSTALL_HINT)
+        super().__init__("reading YAML", "pyyaml", "evals", message=INSTALL_HINT)
 
 
 class YamlSyntaxError(EvalspecError):

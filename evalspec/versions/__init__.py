@@ -6,11 +6,11 @@ form one linear chain and :func:`replay` turns the first N of them into the
 :class:`SpecVersion` the validator uses.
 
 The tooling around the chain lives in its own modules, imported on use:
-:mod:`~evalspec.versions.gate` (what a migration must ship),
+:mod:`~evalspec.versions.admission` (what a migration must ship),
 :mod:`~evalspec.versions.lock` (checksums of released versions),
-:mod:`~evalspec.versions.project` (``[tool.evalspec]``, the project's own
+:mod:`~evalspec.versions.settings` (``[tool.evalspec]``, the project's own
 migrations, which versions are in force), :mod:`~evalspec.versions.check`
-(``evalspec spec check`` as a function), :mod:`~evalspec.versions.scaffold`
+(``evalspec spec check`` as a function), :mod:`~evalspec.versions.authoring`
 (``spec new``) and :mod:`~evalspec.versions.changelog`.
 """
 
@@ -18,6 +18,8 @@ from evalspec.versions.migration import (
     AddCategory,
     AddMetric,
     AddPostProcess,
+    BindMetric,
+    BindPostProcess,
     Deprecate,
     Migration,
     Operation,
@@ -28,6 +30,8 @@ __all__ = [
     "AddCategory",
     "AddMetric",
     "AddPostProcess",
+    "BindMetric",
+    "BindPostProcess",
     "CategoryPairs",
     "Deprecate",
     "Migration",

@@ -23,13 +23,22 @@ from evalspec.errors import (
     PluginError,
     RegistryError,
     RegistryProblems,
+    UnreadableFixtureError,
 )
+from evalspec.versions.admission import check_gate, where
 from evalspec.versions.changelog import spec_versions_in
-from evalspec.versions.gate import check_gate, where
 from evalspec.versions.lock import Lock, verify
-from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
+from evalspec.versions.migration import (
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    BindMetric,
+    BindPostProcess,
+    Deprecate,
+    Migration,
+)
 from evalspec.versions.problem import Problem
-from evalspec.versions.project import Project, ProjectMigrations, lock_label
+from evalspec.versions.settings import Project, ProjectMigrations, lock_label
 from evalspec.versions.table import order_chain
 
 
@@ -82,38 +91,21 @@ def collect_migrations(
     :raises PluginError: a plugin failed to load or its hook raised.
     """
     from evalspec.manager import make_plugin_manager
+    from evalspec.registry import collect_migrations as collect
 
     pm = make_plugin_manager(plugins, entry_points=entry_points)
     found: list[Migration] = []
     owned: set[int] = set()
-    caller = pm.hook.evalspec_register_migrations
-    for impl in caller.get_hookimpls():  # registration order (pluggy calls them reversed)
-        owner = impl.plugin_name
-        plugin = impl.plugin
+    for owner, mig in collect(pm):
+        plugin = pm.get_plugin(owner)
         mine = (
             isinstance(plugin, ProjectMigrations)
             or owner in project.own_entry_points
             or getattr(plugin, "__name__", None) in project.plugins
         )
-        batch: list[Migration] = []
-
-        def register(mig: Migration, _batch: list[Migration] = batch, _owner: str = owner) -> None:
-            if not isinstance(mig, Migration):
-                msg = f"expects Migration, got {type(mig).__name__}"
-                raise PluginError(_owner, "evalspec_register_migrations", msg)
-            _batch.append(mig if mig.origin else attrs.evolve(mig, origin=f"plugin {_owner}"))
-
-        kwargs = {"register": register} if "register" in impl.argnames else {}
-        try:
-            impl.function(**kwargs)
-        except PluginError:
-            raise
-        except Exception as exc:
-            hook = "evalspec_register_migrations"
-            raise PluginError(owner, hook, f"{type(exc).__name__}: {exc}") from exc
-        found.extend(batch)
+        found.append(mig)
         if mine:
-            owned.update(m.version for m in batch)
+            owned.add(mig.version)
     return found, owned
 
 
@@ -153,13 +145,24 @@ def check_project(
     try:
         chain = order_chain(migrations)
     except ChainError as exc:
-        problems.extend(Problem("chain", p) for p in exc.problems)
-        return report(migrations, owned=owned)
+        problems.extend(Problem("chain", p, _version_named(p, migrations)) for p in exc.problems)
+        try:
+            released = project.effective_lock().released
+        except LockError:
+            released = 0
+        return report(migrations, released, owned=owned)
     problems.extend(check_gate(chain))
     released = _check_lock(project, chain, problems, notes)
     _check_implementations(all_plugins, entry_points, problems)
     _check_changelog(project, chain, owned, problems)
     return report(chain, released, owned, chain_ok=True)
+
+
+def _version_named(problem: str, migrations: Sequence[Migration]) -> int | None:
+    """The highest version a chain problem names, so ``spec list`` can mark it."""
+    words = problem.replace(",", " ").replace(":", " ").split()
+    named = [int(w) for w in words if w.isdigit() and any(m.version == int(w) for m in migrations)]
+    return max(named, default=None)
 
 
 def _check_lock(
@@ -170,7 +173,13 @@ def _check_lock(
     except LockError as exc:
         problems.append(Problem("lock", str(exc)))
         return 0
+    # The gate already names a fixture it cannot read: report it once, there.
+    unreadable = {
+        p.version for p in problems if p.check == "fixture" and "cannot be read" in p.message
+    }
     for err in verify(chain, lock):
+        if isinstance(err, UnreadableFixtureError) and err.version in unreadable:
+            continue
         problems.append(Problem("lock", str(err), getattr(err, "version", None)))
     label = lock_label(project)
     for mig in chain:
@@ -221,11 +230,12 @@ def _check_changelog(
 
 
 def summarize(mig: Migration) -> dict[str, list[str]]:
-    """What a migration adds and deprecates, by kind (for ``spec list``)."""
+    """What a migration adds, binds and deprecates, by kind (for ``spec list``)."""
     out: dict[str, list[str]] = {
         "categories": [],
         "metrics": [],
         "post_processes": [],
+        "binds": [],
         "deprecates": [],
     }
     for op in mig.operations:
@@ -235,6 +245,10 @@ def summarize(mig: Migration) -> dict[str, list[str]]:
             out["metrics"].append(op.name)
         elif isinstance(op, AddPostProcess):
             out["post_processes"].append(op.name)
+        elif isinstance(op, BindMetric):
+            out["binds"].append(f"metric {op.metric} to {op.category}")
+        elif isinstance(op, BindPostProcess):
+            out["binds"].append(f"post_process {op.post_process} to {op.category}")
         elif isinstance(op, Deprecate):
             out["deprecates"].append(f"{op.kind} {op.name}")
     return out

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from evalspec.errors import ChecksumMismatchError, LockError
+from evalspec.errors import ChecksumMismatchError, LockError, UnreadableFixtureError
 from evalspec.versions.migration import Migration
 
 LOCK_FORMAT = 1
@@ -192,9 +192,8 @@ def verify(chain: Sequence[Migration], lock: Lock) -> list[LockError]:
             own = checksum(mig, parent)
         except OSError as exc:
             problems.append(
-                LockError(
-                    f"spec version {entry.version} ({mig.origin or 'unknown origin'}) is released "
-                    f"but a fixture of it cannot be read: {exc.strerror or exc}"
+                UnreadableFixtureError(
+                    entry.version, mig.origin or "unknown origin", str(exc.strerror or exc)
                 )
             )
             continue

@@ -63,15 +63,54 @@ class AddCategory:
 
 
 @attrs.frozen
+class BindMetric:
+    """Allow an existing category to use a metric, from this migration's version on.
+
+    The metric is added by this migration or an earlier one (a new metric, or
+    one another category already uses); the category by an earlier one (or
+    this one). ``fixtures`` are paths relative to the migration's
+    ``fixture_dir`` holding tasks of the category that use the metric: they
+    validate from this version on, and would not before it.
+    """
+
+    category: str = attrs.field(validator=_is_name)
+    metric: str = attrs.field(validator=_is_name)
+    fixtures: tuple[str, ...] = attrs.field(converter=_names)
+    description: str = ""
+
+
+@attrs.frozen
+class BindPostProcess:
+    """Allow an existing category to use a post-process rule, from this version on.
+
+    As :class:`BindMetric`, for a rule: its fixtures hold tasks of the
+    category that use the rule.
+    """
+
+    category: str = attrs.field(validator=_is_name)
+    post_process: str = attrs.field(validator=_is_name)
+    fixtures: tuple[str, ...] = attrs.field(converter=_names)
+    description: str = ""
+
+
+@attrs.frozen
 class Deprecate:
-    """Mark a category, metric or rule as deprecated; names are never deleted."""
+    """Mark a category, metric or rule as deprecated; names are never deleted.
+
+    A deprecated name stays valid: tasks that use it still validate at every
+    version, and ``evalspec spec show`` lists it as deprecated from the
+    deprecating version on. Deprecation is a signal to authors (write new
+    tasks with something else), never a change of which tasks validate: that
+    would break the promise that a released version is frozen.
+    """
 
     kind: str = attrs.field(validator=attrs.validators.in_(("category", "metric", "post_process")))
     name: str = attrs.field(validator=_is_name)
     reason: str = ""
 
 
-Operation = AddMetric | AddPostProcess | AddCategory | Deprecate
+Operation = AddMetric | AddPostProcess | AddCategory | BindMetric | BindPostProcess | Deprecate
+Binding = BindMetric | BindPostProcess
 
 
 def _operations(value: Iterable[Operation]) -> tuple[Operation, ...]:
@@ -82,9 +121,15 @@ def _operations(value: Iterable[Operation]) -> tuple[Operation, ...]:
 class Migration:
     """One spec version: its number, its parent, a message and its operations.
 
-    ``fixture_dir`` is where the fixture paths of its ``AddCategory``
-    operations are resolved (a directory or an ``importlib.resources``
-    traversable); ``origin`` says where the migration came from, for messages.
+    ``fixture_dir`` is where the fixture paths of its ``AddCategory``,
+    ``BindMetric`` and ``BindPostProcess`` operations are resolved (a
+    directory or an ``importlib.resources`` traversable; a project's migration
+    file defaults to its migrations directory); ``origin`` says where the
+    migration came from, for messages. The lock's checksum covers the
+    operations (fixture paths as written, relative to ``fixture_dir``) and the
+    fixture bytes, never ``fixture_dir`` or ``origin``: a migration moved from
+    a project's directory into a package keeps its checksum when its fixtures
+    keep their relative paths.
     """
 
     version: int = attrs.field(validator=attrs.validators.instance_of(int))
@@ -98,7 +143,7 @@ class Migration:
         """Each fixture path the migration names, once, with its bytes."""
         seen: set[str] = set()
         for op in self.operations:
-            if isinstance(op, AddCategory):
+            if isinstance(op, (AddCategory, BindMetric, BindPostProcess)):
                 for rel in op.fixtures:
                     if rel in seen:
                         continue

@@ -12,7 +12,15 @@ from types import MappingProxyType
 import attrs
 
 from evalspec.errors import ChainError, MigrationError, SpecVersionError
-from evalspec.versions.migration import AddCategory, AddMetric, AddPostProcess, Deprecate, Migration
+from evalspec.versions.migration import (
+    AddCategory,
+    AddMetric,
+    AddPostProcess,
+    BindMetric,
+    BindPostProcess,
+    Deprecate,
+    Migration,
+)
 
 
 @attrs.frozen
@@ -25,6 +33,8 @@ class CategoryPairs:
     fixtures: tuple[str, ...]
     added_in: int
     single_target_from: tuple[str, ...] = ()
+    bound: tuple[tuple[str, str, int], ...] = ()
+    """``(kind, name, version)`` for each metric or rule a later migration bound to it."""
 
 
 @attrs.frozen(repr=False)
@@ -103,7 +113,8 @@ def order_chain(migrations: Iterable[Migration]) -> tuple[Migration, ...]:
             problems.append(
                 f"version {m.version}{_from(m)} has no parent but only version 1 may be the base"
             )
-        if m.parent is not None and m.version != m.parent + 1:
+        # A parent that does not exist is reported above, once.
+        if m.parent is not None and m.parent in by_version and m.version != m.parent + 1:
             problems.append(
                 f"version {m.version}{_from(m)} follows parent {m.parent}: "
                 "versions must go up by one"
@@ -165,6 +176,8 @@ def replay(chain: tuple[Migration, ...], version: int | None = None) -> SpecVers
                     )
                 else:
                     later[("category", op.name)] = mig.version
+            elif isinstance(op, (BindMetric, BindPostProcess)) and in_force:
+                categories[op.category] = _bind(categories, op, where, mig.version)
             elif isinstance(op, Deprecate) and in_force:
                 deprecated.add((op.kind, op.name))
     return SpecVersion(
@@ -174,6 +187,33 @@ def replay(chain: tuple[Migration, ...], version: int | None = None) -> SpecVers
         post_processes=MappingProxyType(rules),
         deprecated=frozenset(deprecated),
         later=MappingProxyType(later),
+    )
+
+
+def _bind(
+    categories: Mapping[str, CategoryPairs],
+    op: BindMetric | BindPostProcess,
+    where: str,
+    version: int,
+) -> CategoryPairs:
+    cat = categories.get(op.category)
+    if cat is None:
+        raise MigrationError(f"{where}: binds to category {op.category!r}, which is not in force")
+    if isinstance(op, BindMetric):
+        if op.metric in cat.metrics:
+            raise MigrationError(f"{where}: category {op.category!r} already allows {op.metric!r}")
+        return attrs.evolve(
+            cat,
+            metrics=(*cat.metrics, op.metric),
+            bound=(*cat.bound, ("metric", op.metric, version)),
+        )
+    if op.post_process in cat.post_processes:
+        msg = f"{where}: category {op.category!r} already allows {op.post_process!r}"
+        raise MigrationError(msg)
+    return attrs.evolve(
+        cat,
+        post_processes=(*cat.post_processes, op.post_process),
+        bound=(*cat.bound, ("post_process", op.post_process, version)),
     )
 
 
@@ -217,6 +257,17 @@ def check_bindings(chain: tuple[Migration, ...]) -> None:
             elif isinstance(op, AddPostProcess):
                 rules.add(op.name)
         for op in mig.operations:
+            if isinstance(op, BindMetric) and op.metric not in metrics:
+                raise MigrationError(
+                    f"migration {mig.version}: binds metric {op.metric!r} to category "
+                    f"{op.category!r}, but this migration or an earlier one does not declare it"
+                )
+            if isinstance(op, BindPostProcess) and op.post_process not in rules:
+                raise MigrationError(
+                    f"migration {mig.version}: binds post-process rule {op.post_process!r} to "
+                    f"category {op.category!r}, but this migration or an earlier one does not "
+                    "declare it"
+                )
             if isinstance(op, AddCategory):
                 for m in op.metrics:
                     if m not in metrics:

@@ -25,28 +25,31 @@ validate.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import importlib.util
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
 from evalspec.hookspecs import hookimpl
+from evalspec.manager import NamedPlugin
 from evalspec.versions.lock import Lock, packaged_lock, read_lock, verify
 from evalspec.versions.migration import Migration
-
-if TYPE_CHECKING:
-    from evalspec.registry import Registry
 
 PYPROJECT = "pyproject.toml"
 DEFAULT_LOCK = "evalspec.lock"
 DEFAULT_CHANGELOG = "CHANGELOG.md"
 SETTINGS = ("migrations", "lock", "plugins", "changelog")
+MIGRATIONS_PREFIX = "project:"
+"""The plugin name of a project's migrations directory: ``project:spec/migrations``."""
+PLUGIN_PREFIX = "project-plugin:"
+"""The plugin name of a project's ``plugins`` module: ``project-plugin:suite_plugin``."""
 
 
 @attrs.frozen
@@ -84,47 +87,88 @@ class Project:
                 pass
         return str(path)
 
-    def load_plugins(self) -> list[object]:
+    def load_plugins(self, *, skip_broken_after: int | None = None) -> list[object]:
         """The plugin objects this project adds: its ``plugins`` modules and its migrations.
 
+        :param skip_broken_after: leave out, instead of raising, a migration
+            file that cannot be loaded when its file name numbers it above
+            this version (a pending migration must not block released ones).
         :raises ProjectConfigError: a module cannot be imported, or a
             migration file is unusable.
         """
         out: list[object] = []
-        if self.plugins and self.root is not None and str(self.root) not in sys.path:
-            # Project plugins live in the project, not in site-packages.
-            sys.path.insert(0, str(self.root))
+        self._add_to_path()
         for name in self.plugins:
             try:
-                out.append(importlib.import_module(name))
+                module = importlib.import_module(name)
             except Exception as exc:
                 msg = f"cannot import project plugin {name!r}: {type(exc).__name__}: {exc}"
                 raise ProjectConfigError(msg) from exc
+            out.append(NamedPlugin(f"{PLUGIN_PREFIX}{name}", module))
         if self.migrations is not None:
-            out.append(ProjectMigrations(self.load_migrations(), self.relative(self.migrations)))
+            migrations = self.load_migrations(skip_broken_after=skip_broken_after)
+            out.append(ProjectMigrations(migrations, self.relative(self.migrations)))
         return out
 
-    def load_migrations(self) -> tuple[Migration, ...]:
-        """Every migration file of the migrations directory, in file-name order."""
+    def _add_to_path(self) -> None:
+        if self.plugins and self.root is not None and str(self.root) not in sys.path:
+            # Project plugins live in the project, not in site-packages.
+            sys.path.insert(0, str(self.root))
+
+    def missing_plugins(self) -> tuple[str, ...]:
+        """The ``plugins`` modules that cannot be found (not written yet)."""
+        self._add_to_path()
+        missing = []
+        for name in self.plugins:
+            try:
+                found = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                found = None
+            if found is None:
+                missing.append(name)
+        return tuple(missing)
+
+    def load_migrations(self, *, skip_broken_after: int | None = None) -> tuple[Migration, ...]:
+        """Every migration file of the migrations directory, in file-name order.
+
+        ``skip_broken_after`` as for :meth:`load_plugins`.
+        """
         directory = self.migrations
         if directory is None:
             return ()
         if not directory.is_dir():
             msg = f"the migrations directory {self.relative(directory)} does not exist"
             raise ProjectConfigError(msg)
-        return tuple(
-            _load_migration_file(path, directory, self.relative(path))
-            for path in sorted(directory.glob("*.py"))
-            if not path.name.startswith(("_", "."))
-        )
+        out = []
+        for path in sorted(directory.glob("*.py")):
+            if path.name.startswith(("_", ".")):
+                continue
+            try:
+                out.append(_load_migration_file(path, directory, self.relative(path)))
+            except ProjectConfigError:
+                number = _file_number(path)
+                if skip_broken_after is None or number is None or number <= skip_broken_after:
+                    raise
+        return tuple(out)
+
+
+def _file_number(path: Path) -> int | None:
+    """The version a migration file's name gives it (``0003_x.py`` -> 3), if any."""
+    digits = path.stem.split("_", 1)[0]
+    return int(digits) if digits.isdigit() else None
 
 
 class ProjectMigrations:
-    """A plugin contributing a project's migration files (registered per project)."""
+    """A plugin contributing a project's migration files, named ``project:<directory>``.
+
+    The name is the directory relative to the project root, so messages and
+    the score report's provenance read the same in every process.
+    """
 
     def __init__(self, migrations: tuple[Migration, ...], label: str) -> None:
         self.migrations = migrations
         self.label = label
+        self.__name__ = f"{MIGRATIONS_PREFIX}{label}"
 
     def __repr__(self) -> str:
         return f"ProjectMigrations({self.label!r})"
@@ -136,7 +180,9 @@ class ProjectMigrations:
 
 
 def _load_migration_file(path: Path, directory: Path, label: str) -> Migration:
-    module_name = f"_evalspec_migration_{abs(hash(str(path)))}_{path.stem}"
+    # Named by a digest of the path, not hash(): the same name in every process.
+    digest = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    module_name = f"_evalspec_migration_{digest}_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ProjectConfigError(f"{label}: cannot be loaded as a Python module")
@@ -272,23 +318,6 @@ def check_version(requested: int | None, in_force_version: int, head: int, lock_
         )
         raise PendingVersionError(msg)
     return requested
-
-
-def project_registry(project: Project, spec_version: int | None = None) -> Registry:
-    """The registry of the installed plugins plus the project's, at a version in force.
-
-    The registry is at ``spec_version`` (default: the newest version in force).
-
-    :raises PendingVersionError: ``spec_version`` is not released by the project.
-    :raises SpecVersionError: ``spec_version`` is not in the table.
-    :raises LockError: a released migration was edited, or is missing.
-    """
-    from evalspec.registry import build_registry
-
-    registry = build_registry(project.load_plugins())
-    current = in_force(project, registry.chain)
-    target = check_version(spec_version, current, registry.head, lock_label(project))
-    return registry.at_version(target)
 
 
 @functools.lru_cache(maxsize=16)

@@ -1,4 +1,4 @@
-"""Group statistics and the seeded bootstrap interval (evalspec/bootstrap.py)."""
+"""Group statistics and the seeded bootstrap interval (evalspec/intervals.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalspec.bootstrap import bootstrap_ci, mean, summarize
+from evalspec.intervals import bootstrap_ci, mean, summarize
 
 SCORES = st.lists(st.floats(0, 1), min_size=1, max_size=30)
 
@@ -57,7 +57,7 @@ def test_interval_covers_the_mean_of_a_balanced_sample() -> None:
 
 def test_interval_is_the_same_under_any_hash_seed() -> None:
     code = (
-        "import json; from evalspec.bootstrap import bootstrap_ci\n"
+        "import json; from evalspec.intervals import bootstrap_ci\n"
         "print(json.dumps(bootstrap_ci([0.0, 0.3, 1.0, 1.0], seed=7, key='label/x/é')))"
     )
     outs = {

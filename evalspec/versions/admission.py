@@ -23,8 +23,11 @@ from evalspec.versions.migration import (
     AddCategory,
     AddMetric,
     AddPostProcess,
+    BindMetric,
+    BindPostProcess,
     Deprecate,
     Migration,
+    Operation,
 )
 from evalspec.versions.problem import Problem
 from evalspec.versions.table import SpecVersion, replay
@@ -35,9 +38,19 @@ MAX_FIXTURE_ERRORS = 5
 _KIND_LABEL = {"metric": "metric", "post_process": "post-process rule", "category": "category"}
 
 
-def _label(op: AddMetric | AddPostProcess | AddCategory | Deprecate) -> str:
+def _bound(op: BindMetric | BindPostProcess) -> tuple[str, str]:
+    """``(kind, name)`` of what a binding allows."""
+    if isinstance(op, BindMetric):
+        return "metric", op.metric
+    return "post_process", op.post_process
+
+
+def _label(op: Operation) -> str:
     if isinstance(op, Deprecate):
         return f"the deprecation of {_KIND_LABEL[op.kind]} {op.name!r}"
+    if isinstance(op, (BindMetric, BindPostProcess)):
+        kind, name = _bound(op)
+        return f"the binding of {_KIND_LABEL[kind]} {name!r} to category {op.category!r}"
     kind = {AddMetric: "metric", AddPostProcess: "post_process", AddCategory: "category"}[type(op)]
     return f"{_KIND_LABEL[kind]} {op.name!r}"
 
@@ -51,7 +64,7 @@ def check_gate(chain: Sequence[Migration]) -> list[Problem]:
     """Every gate refusal for an ordered chain (see :func:`evalspec.versions.order_chain`)."""
     problems: list[Problem] = []
     added: dict[str, dict[str, int]] = {"metric": {}, "post_process": {}, "category": {}}
-    bindings: dict[str, AddCategory] = {}
+    bindings: dict[str, dict[str, set[str]]] = {}
     for index, mig in enumerate(chain):
         found = _check_one(mig, added, bindings)
         problems.extend(found)
@@ -62,7 +75,7 @@ def check_gate(chain: Sequence[Migration]) -> list[Problem]:
 
 
 def _check_one(
-    mig: Migration, added: dict[str, dict[str, int]], bindings: dict[str, AddCategory]
+    mig: Migration, added: dict[str, dict[str, int]], bindings: dict[str, dict[str, set[str]]]
 ) -> list[Problem]:
     here = where(mig)
     out: list[Problem] = []
@@ -92,7 +105,10 @@ def _check_one(
             new[kind].append(op.name)
             if isinstance(op, AddCategory):
                 categories.append(op)
-                bindings[op.name] = op
+                bindings[op.name] = {
+                    "metric": set(op.metrics),
+                    "post_process": set(op.post_processes),
+                }
     for op in mig.operations:
         if isinstance(op, Deprecate) and op.name not in added[op.kind]:
             refuse(
@@ -123,18 +139,53 @@ def _check_one(
                         f"{name} binds {_KIND_LABEL[kind]} {n!r}, which neither this migration "
                         f"nor an earlier one adds (add {op_name}({n!r}) to this migration)"
                     )
+    for op in mig.operations:
+        if isinstance(op, (BindMetric, BindPostProcess)):
+            out.extend(_check_binding(mig, op, added, bindings))
     bound = {
-        "metric": {m for c in bindings.values() for m in c.metrics},
-        "post_process": {r for c in bindings.values() for r in c.post_processes},
+        "metric": {m for c in bindings.values() for m in c["metric"]},
+        "post_process": {r for c in bindings.values() for r in c["post_process"]},
     }
     for kind in ("metric", "post_process"):
         for n in new[kind]:
             if n not in bound[kind]:
                 refuse(
                     f"{_KIND_LABEL[kind]} {n!r} is added but no category binds it: an orphan "
-                    "cannot be used by any task; bind it in an AddCategory of this migration"
+                    "cannot be used by any task; bind it in an AddCategory, BindMetric or "
+                    "BindPostProcess of this migration"
                 )
     return out
+
+
+def _check_binding(
+    mig: Migration,
+    op: BindMetric | BindPostProcess,
+    added: dict[str, dict[str, int]],
+    bindings: dict[str, dict[str, set[str]]],
+) -> list[Problem]:
+    kind, name = _bound(op)
+    label = _KIND_LABEL[kind]
+    what = f"{where(mig)}: binding {label} {name!r} to category {op.category!r}"
+    out: list[str] = []
+    if op.category not in added["category"]:
+        out.append(f"{what}: no migration up to this one adds category {op.category!r}")
+    if name not in added[kind]:
+        maker = "AddMetric" if kind == "metric" else "AddPostProcess"
+        out.append(
+            f"{what}: neither this migration nor an earlier one adds {label} {name!r} "
+            f"(add {maker}({name!r}) to this migration)"
+        )
+    allowed = bindings.get(op.category)
+    if allowed is not None and name in allowed[kind]:
+        out.append(f"{what}: the category already allows it")
+    if not op.fixtures:
+        out.append(
+            f"{what}: no fixture; list at least one file of tasks of {op.category!r} that use "
+            f"{name!r} in fixtures=(...)"
+        )
+    if not out and allowed is not None:
+        allowed[kind].add(name)
+    return [Problem("gate", message, mig.version) for message in out]
 
 
 def _placeholders(mig: Migration) -> list[Problem]:
@@ -153,7 +204,8 @@ def _placeholders(mig: Migration) -> list[Problem]:
 
 def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem]:
     categories = [op for op in mig.operations if isinstance(op, AddCategory)]
-    if not categories:
+    binds = [op for op in mig.operations if isinstance(op, (BindMetric, BindPostProcess))]
+    if not categories and not binds:
         return []
     try:
         spec = replay(tuple(prefix))
@@ -161,20 +213,25 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
         return []  # the chain itself is broken; its problems are reported elsewhere
     here = where(mig)
     out: list[Problem] = []
-    added = {c.name for c in categories}
-    tasks_in: dict[str, set[str]] = {}  # fixture file -> categories of its valid tasks
-    for cat in categories:
-        for rel in cat.fixtures:
-            if rel in tasks_in:
+    added = {c.name for c in categories} | {b.category for b in binds}
+    # fixture file -> (category, metric, rule) of each of its valid tasks
+    tasks_in: dict[str, set[tuple[str, str, str]]] = {}
+    unreadable: set[str] = set()
+    owners: list[tuple[str, tuple[str, ...]]] = [(c.name, c.fixtures) for c in categories]
+    owners += [(b.category, b.fixtures) for b in binds]
+    for category, fixtures in owners:
+        for rel in fixtures:
+            if rel in tasks_in or rel in unreadable:
                 continue
             try:
                 data = mig.read_fixture(rel)
             except OSError as exc:
                 reason = exc.strerror or str(exc)
+                unreadable.add(rel)
                 out.append(
                     Problem(
                         "fixture",
-                        f"{here}: fixture {rel!r} of category {cat.name!r} cannot be read "
+                        f"{here}: fixture {rel!r} of category {category!r} cannot be read "
                         f"({reason})",
                         mig.version,
                     )
@@ -182,9 +239,26 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
                 continue
             tasks_in[rel], found = _validate_fixture(mig, rel, data, spec, added)
             out.extend(found)
+    for bind in binds:
+        kind, name = _bound(bind)
+        column = 1 if kind == "metric" else 2
+        readable = [rel for rel in bind.fixtures if rel in tasks_in]
+        uses = any(
+            t[0] == bind.category and t[column] == name for rel in readable for t in tasks_in[rel]
+        )
+        if bind.fixtures and not uses and len(readable) == len(bind.fixtures):
+            out.append(
+                Problem(
+                    "fixture",
+                    f"{here}: {_label(bind)} has no fixture task: none of "
+                    f"{', '.join(map(repr, bind.fixtures))} holds a valid task of category "
+                    f"{bind.category!r} that uses {name!r}",
+                    mig.version,
+                )
+            )
     for cat in categories:
         readable = [rel for rel in cat.fixtures if rel in tasks_in]
-        if readable and not any(cat.name in tasks_in[rel] for rel in readable):
+        if readable and not any(t[0] == cat.name for rel in readable for t in tasks_in[rel]):
             out.append(
                 Problem(
                     "fixture",
@@ -199,7 +273,7 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
 
 def _validate_fixture(
     mig: Migration, rel: str, data: bytes, spec: SpecVersion, added: set[str]
-) -> tuple[set[str], list[Problem]]:
+) -> tuple[set[tuple[str, str, str]], list[Problem]]:
     from evalspec.registry import Registry
     from evalspec.validate import iter_validate
 
@@ -217,7 +291,7 @@ def _validate_fixture(
     )
     here = where(mig)
     messages: list[str] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str, str]] = set()
     for verdict in iter_validate(io.BytesIO(data), registry=table_only):
         if verdict.task is None:
             for e in verdict.errors:
@@ -229,11 +303,12 @@ def _validate_fixture(
         elif verdict.task.category not in added:
             messages.append(
                 f"fixture {rel!r} line {verdict.line} is a task of category "
-                f"{verdict.task.category!r}, which this migration does not add; a migration's "
-                "fixtures hold only tasks of the categories it adds"
+                f"{verdict.task.category!r}, which this migration neither adds nor extends; a "
+                "migration's fixtures hold only tasks of the categories it adds or binds to"
             )
         else:
-            seen.add(verdict.task.category)
+            task = verdict.task
+            seen.add((task.category, task.metric_name, task.post_process))
     shown = messages[:MAX_FIXTURE_ERRORS]
     if len(messages) > len(shown):
         shown.append(f"fixture {rel!r}: {len(messages) - len(shown)} more problems not shown")

@@ -9,6 +9,8 @@ written.
 from __future__ import annotations
 
 import json
+import keyword
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
@@ -24,7 +26,7 @@ from evalspec.versions.migration import (
     AddPostProcess,
     Migration,
 )
-from evalspec.versions.project import Project
+from evalspec.versions.settings import Project
 
 
 @attrs.frozen
@@ -36,6 +38,8 @@ class Scaffold:
     fixture_file: Path
     fixture_written: bool
     todo: tuple[str, ...]
+    new_metrics: tuple[str, ...] = ()
+    new_post_processes: tuple[str, ...] = ()
 
 
 def _declared(chain: Sequence[Migration]) -> dict[str, set[str]]:
@@ -202,4 +206,122 @@ def scaffold_migration(
     todo.append(
         f"run `evalspec spec check`, then `evalspec spec lock` to release spec version {version}"
     )
-    return Scaffold(version, target, fixture_file, written, tuple(todo))
+    return Scaffold(
+        version, target, fixture_file, written, tuple(todo), tuple(new_metrics), tuple(new_rules)
+    )
+
+
+# -- the project plugin module ---------------------------------------------------------------
+
+
+def plugin_path(project: Project, module: str) -> Path:
+    """Where the project plugin ``module`` lives: ``a/b.py`` for ``a.b``, under the root."""
+    if project.root is None:
+        raise ProjectConfigError("not in a project: no pyproject.toml here or above")
+    parts = module.split(".")
+    if not all(part.isidentifier() and not keyword.iskeyword(part) for part in parts):
+        msg = f"[tool.evalspec] plugins: {module!r} is not a module name"
+        raise ProjectConfigError(msg)
+    return project.root.joinpath(*parts[:-1], parts[-1] + ".py")
+
+
+def _identifier(name: str, taken: set[str]) -> str:
+    ident = re.sub(r"\W", "_", name)
+    if not ident or ident[0].isdigit() or keyword.iskeyword(ident) or ident.startswith("__"):
+        ident = "_" + ident
+    while ident in taken:
+        ident += "_"
+    taken.add(ident)
+    return ident
+
+
+def plugin_source(
+    category: str, metrics: Sequence[str], post_processes: Sequence[str], migrations: str
+) -> str:
+    """A plugin module implementing ``category`` and the new names, with stubs to fill in."""
+    taken = {"register", "hookimpl", "Category", "Metric", "PostProcessRule", "Sequence"}
+    imports = ["Category"]
+    lines: list[str] = []
+    metric_fns = {m: _identifier(m, taken) for m in metrics}
+    rule_fns = {r: _identifier(r, taken) for r in post_processes}
+    for m, fn in metric_fns.items():
+        lines += [
+            "",
+            "",
+            f"def {fn}(prediction: str, targets: Sequence[str]) -> float:",
+            f'    """{PLACEHOLDER}score the post-processed prediction against the targets, '
+            'in [0, 1]."""',
+            f"    raise NotImplementedError({_lit(f'metric {m!r} is not written yet')})",
+        ]
+    for r, fn in rule_fns.items():
+        lines += [
+            "",
+            "",
+            f"def {fn}(text: str) -> str:",
+            f'    """{PLACEHOLDER}a deterministic, total str -> str function."""',
+            f"    raise NotImplementedError({_lit(f'post-process rule {r!r} is not written yet')})",
+        ]
+    lines += [
+        "",
+        "",
+        "@hookimpl",
+        "def evalspec_register_categories(register: Callable[[Category], None]) -> None:",
+        f"    register(Category({_lit(category)}, {_lit(PLACEHOLDER + 'describe the category')}))",
+    ]
+    if metric_fns:
+        imports.append("Metric")
+        lines += [
+            "",
+            "",
+            "@hookimpl",
+            "def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:",
+        ]
+        lines += [
+            f"    register(Metric({_lit(m)}, {_lit(PLACEHOLDER + 'describe the metric')}, {fn}))"
+            for m, fn in metric_fns.items()
+        ]
+    if rule_fns:
+        imports.append("PostProcessRule")
+        lines += [
+            "",
+            "",
+            "@hookimpl",
+            "def evalspec_register_post_processors(",
+            "    register: Callable[[PostProcessRule], None],",
+            ") -> None:",
+        ]
+        lines += [
+            f"    register(PostProcessRule({_lit(r)}, {fn}, "
+            f"{_lit(PLACEHOLDER + 'describe the rule')}))"
+            for r, fn in rule_fns.items()
+        ]
+    abc = "Callable, Sequence" if metric_fns else "Callable"
+    head = [
+        f'"""Implements what {migrations} adds (written by `evalspec spec new`).',
+        "",
+        f"Replace every {PLACEHOLDER.strip()!r}: the stubs raise until they are written. See",
+        "docs/plugins.md for the constructors and what a rule or metric may declare.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        f"from collections.abc import {abc}",
+        "",
+        f"from evalspec import {', '.join(sorted(imports))}, hookimpl",
+    ]
+    return "\n".join(head + lines) + "\n"
+
+
+def scaffold_plugin(project: Project, module: str, made: Scaffold, category: str) -> Path:
+    """Write the project plugin ``module`` with hook stubs for what ``made`` adds.
+
+    :raises ProjectConfigError: ``module`` is not a module name or its file exists.
+    """
+    path = plugin_path(project, module)
+    if path.exists():
+        raise ProjectConfigError(f"{project.relative(path)} already exists")
+    directory = project.relative(project.migrations) if project.migrations else "the migration"
+    text = plugin_source(category, made.new_metrics, made.new_post_processes, directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

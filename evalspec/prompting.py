@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-# `import evalspec` imports this module; typing would add ~10 ms to that.
+# Kept free of typing and attrs at run time: renderers call it in tight loops
+# and `evalspec.render` should cost nothing to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -19,7 +20,7 @@ def render(task: TaskSpec | Mapping[str, Any]) -> str:
     """The prompt a model receives: each example as ``prompt + " " + completion``,
     then the task prompt, joined with blank lines."""
     # Duck-typed rather than isinstance(TaskSpec), so importing this module
-    # stays free of attrs (``evalspec`` imports it eagerly, see __init__).
+    # stays free of attrs.
     if isinstance(task, Mapping):
         parts = [ex["prompt"] + " " + ex["completion"] for ex in task.get("few_shot_examples", [])]
         parts.append(task["prompt"])

@@ -13,11 +13,13 @@ from evalspec.versions import (
     AddCategory,
     AddMetric,
     AddPostProcess,
+    BindMetric,
+    BindPostProcess,
     Deprecate,
     Migration,
     Operation,
 )
-from evalspec.versions.gate import check_gate
+from evalspec.versions.admission import check_gate
 
 WHERE = "migration 2 (from the example)"
 
@@ -142,8 +144,8 @@ def test_fixture_must_use_the_new_category(v1: Migration, tmp_path: Path) -> Non
     found = messages(v1, v2(fixture_dir=_fixture(tmp_path, other)))
     assert (
         f"{WHERE}: fixture 'translation.jsonl' line 1 is a task of category 'arithmetic', which "
-        "this migration does not add; a migration's fixtures hold only tasks of the categories "
-        "it adds" in found
+        "this migration neither adds nor extends; a migration's fixtures hold only tasks of the "
+        "categories it adds or binds to" in found
     )
     assert (
         f"{WHERE}: category 'translation' has no fixture task: none of 'translation.jsonl' holds "
@@ -162,7 +164,7 @@ def test_orphan_metric_is_refused(v1: Migration) -> None:
     found = messages(v1, v2(*example_plugin.V2.operations, AddMetric("bleurt")))
     assert found == [
         f"{WHERE}: metric 'bleurt' is added but no category binds it: an orphan cannot be used "
-        "by any task; bind it in an AddCategory of this migration"
+        "by any task; bind it in an AddCategory, BindMetric or BindPostProcess of this migration"
     ]
 
 
@@ -170,7 +172,8 @@ def test_orphan_rule_is_refused(v1: Migration) -> None:
     found = messages(v1, v2(*example_plugin.V2.operations, AddPostProcess("upper")))
     assert found == [
         f"{WHERE}: post-process rule 'upper' is added but no category binds it: an orphan cannot "
-        "be used by any task; bind it in an AddCategory of this migration"
+        "be used by any task; bind it in an AddCategory, BindMetric or BindPostProcess of "
+        "this migration"
     ]
 
 
@@ -203,3 +206,69 @@ def test_placeholder_descriptions_from_spec_new_are_refused(v1: Migration) -> No
         f"{WHERE}: metric 'chrf' still has the placeholder description 'TODO: describe the "
         "metric' from `evalspec spec new`; say what it is"
     ]
+
+
+# -- binding a metric or rule to a category that exists -----------------------------------
+
+SUMMARY_CHRF = (
+    '{"task_id": "s1", "category": "summary", "prompt": "Summarise: the cat sat.", '
+    '"targets": ["cat sat"], "metric_name": "chrf", "post_process": "none"}'
+)
+SUMMARY_F1 = SUMMARY_CHRF.replace('"chrf"', '"f1"')
+
+
+def _bind_fixture(tmp_path: Path, *lines: str) -> Path:
+    (tmp_path / "summary_chrf.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_binding_a_new_metric_to_an_existing_category_passes(v1: Migration, tmp_path: Path) -> None:
+    mig = v2(CHRF, BindMetric("summary", "chrf", ("summary_chrf.jsonl",)))
+    mig = attrs.evolve(mig, fixture_dir=_bind_fixture(tmp_path, SUMMARY_CHRF))
+    assert messages(v1, mig) == []
+
+
+def test_a_binding_needs_a_fixture_task_using_the_new_pair(v1: Migration, tmp_path: Path) -> None:
+    mig = v2(CHRF, BindMetric("summary", "chrf", ("summary_chrf.jsonl",)))
+    mig = attrs.evolve(mig, fixture_dir=_bind_fixture(tmp_path, SUMMARY_F1))
+    assert messages(v1, mig) == [
+        f"{WHERE}: the binding of metric 'chrf' to category 'summary' has no fixture task: none "
+        "of 'summary_chrf.jsonl' holds a valid task of category 'summary' that uses 'chrf'"
+    ]
+
+
+def test_a_binding_is_refused_when_the_pair_is_already_legal(v1: Migration) -> None:
+    found = messages(v1, v2(BindPostProcess("summary", "none", ("x.jsonl",))))
+    assert found == [
+        f"{WHERE}: binding post-process rule 'none' to category 'summary': the category already "
+        "allows it"
+    ]
+
+
+def test_a_binding_to_an_unknown_category_or_name_is_refused(v1: Migration) -> None:
+    found = messages(v1, v2(BindMetric("poetry", "chrf", ("x.jsonl",))))
+    assert found == [
+        f"{WHERE}: binding metric 'chrf' to category 'poetry': no migration up to this one adds "
+        "category 'poetry'",
+        f"{WHERE}: binding metric 'chrf' to category 'poetry': neither this migration nor an "
+        "earlier one adds metric 'chrf' (add AddMetric('chrf') to this migration)",
+    ]
+
+
+def test_a_binding_makes_the_pair_legal_from_its_version_only(tmp_path: Path) -> None:
+    from evalspec.registry import build_registry
+    from evalspec.versions import replay
+
+    mig = attrs.evolve(
+        v2(CHRF, BindMetric("summary", "chrf", ("summary_chrf.jsonl",))),
+        fixture_dir=_bind_fixture(tmp_path, SUMMARY_CHRF),
+    )
+    v1_only = build_registry(entry_points=False)
+    chain = (v1_only.chain[0], mig)
+    assert "chrf" in replay(chain, 2).categories["summary"].metrics
+    assert replay(chain, 2).categories["summary"].bound == (("metric", "chrf", 2),)
+    assert "chrf" not in replay(chain, 1).categories["summary"].metrics
+    # The v1 checksum is untouched by the new operations.
+    from evalspec.versions.lock import chain_checksums, packaged_lock
+
+    assert chain_checksums(chain)[1] == packaged_lock().entries[0].checksum

@@ -8,8 +8,8 @@ import pytest
 
 from evalspec.errors import ProjectConfigError
 from evalspec.registry import Registry
-from evalspec.versions.project import Project, load_project
-from evalspec.versions.scaffold import scaffold_migration
+from evalspec.versions.authoring import scaffold_migration
+from evalspec.versions.settings import Project, load_project
 
 
 @pytest.fixture
