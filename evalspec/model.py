@@ -55,7 +55,10 @@ class Metric:
     so adding a target can never lower it (the property suite checks this).
     ``sandboxed`` declares that the scorer executes the prediction: it is then
     a :data:`SandboxedScorer`, called only after the user opted in to code
-    execution, with the sandbox as its third argument.
+    execution, with the sandbox as its third argument. ``binary`` declares
+    that every score is 0.0 or 1.0 (a sample is right or wrong): with n
+    samples per task the report then gives pass@k, and a scorer that returns
+    anything else is an error.
     """
 
     name: str = attrs.field(validator=_is_name)
@@ -64,6 +67,7 @@ class Metric:
     best_target_wins: bool = False
     corpus_scorer: CorpusScorer | None = attrs.field(default=None, eq=False)
     sandboxed: bool = False
+    binary: bool = False
 
 
 @attrs.frozen

@@ -159,6 +159,7 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "1.0 when the prediction equals any target exactly",
             exact_match,
             best_target_wins=True,
+            binary=True,
         )
     )
     register(Metric("f1", "SQuAD v1.1 token F1; the best target wins", f1, best_target_wins=True))
@@ -184,6 +185,7 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "exact match per item; the mean is reported as accuracy",
             exact_match,
             best_target_wins=True,
+            binary=True,
         )
     )
     register(
@@ -192,5 +194,6 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "1.0 when the extracted code passes every target test in the sandbox",
             code_exec,
             sandboxed=True,
+            binary=True,
         )
     )
