@@ -54,6 +54,15 @@ def import_ray() -> Any:
         raise MissingDependencyError("--executor ray", "ray", "ray") from exc
 
 
+def connect(address: str | None) -> Any:
+    """The ``ray`` module, connected to the cluster at ``address`` (see :class:`RaySandbox`)."""
+    ray = import_ray()
+    if not ray.is_initialized():
+        # Workers' output stays in the cluster's logs, not in evalspec's output.
+        ray.init(address=address, log_to_driver=False, logging_level="WARNING")
+    return ray
+
+
 def _node_sandbox(limits: Limits, minimum_tier: str | None) -> Sandbox:
     key = (limits, minimum_tier)
     box = _node_sandboxes.get(key)
@@ -109,14 +118,12 @@ class RaySandbox:
     ) -> None:
         if type(max_retries) is not int or max_retries < 0:
             raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
-        ray = import_ray()
+        self._started = not import_ray().is_initialized()
+        ray = connect(address)
         self.limits = limits if limits is not None else Limits()
         self.minimum_tier = minimum_tier
         self.max_retries = max_retries
         self._ray = ray
-        self._started = not ray.is_initialized()
-        if self._started:
-            ray.init(address=address, log_to_driver=False)
         self._run = ray.remote(num_cpus=1, max_retries=max_retries)(run_program)
         self.node_tiers = self._probe_nodes()
         self.tier = _weakest(self.node_tiers)
@@ -214,4 +221,4 @@ def open_ray_sandbox(
     return RaySandbox(limits, minimum_tier=minimum_tier, address=address, max_retries=max_retries)
 
 
-__all__ = ["DEFAULT_MAX_RETRIES", "RaySandbox", "import_ray", "open_ray_sandbox"]
+__all__ = ["DEFAULT_MAX_RETRIES", "RaySandbox", "connect", "import_ray", "open_ray_sandbox"]
