@@ -151,7 +151,7 @@ def _progress(done: int, total: int) -> None:
     filled = width * done // max(total, 1)
     bar = "#" * filled + "-" * (width - filled)
     end = "\n" if done == total else ""
-    print(f"\revalspec: scored [{bar}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+    print(f"\revalspec: scored {done}/{total} [{bar}]", end=end, file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
