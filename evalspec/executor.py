@@ -23,8 +23,11 @@ interpreter Ray starts workers with.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from evalspec.errors import MissingDependencyError
@@ -52,6 +55,25 @@ def import_ray() -> Any:
         return importlib.import_module("ray")
     except ImportError as exc:
         raise MissingDependencyError("--executor ray", "ray", "ray") from exc
+
+
+@contextlib.contextmanager
+def stdout_kept_for_reports() -> Iterator[None]:
+    """While Ray is connected, file descriptor 1 goes to stderr.
+
+    Ray's driver threads print retries and worker errors to stdout; a report
+    written to stdout must not be interleaved with them. On leaving, stdout
+    is put back (after :func:`disconnect`, so nothing of Ray's follows).
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def connect(address: str | None) -> Any:
@@ -168,7 +190,7 @@ class RaySandbox:
             result: RunResult = ray.get(ref)
         except ray.exceptions.RayError as exc:
             # Node or worker lost beyond max_retries: no verdict on the program.
-            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            why = str(exc).splitlines()[0].split(". ")[0] if str(exc) else "no detail"
             return _sandbox_error(
                 self.tier,
                 f"the Ray task was not run after {self.max_retries} retries "
@@ -221,4 +243,11 @@ def open_ray_sandbox(
     return RaySandbox(limits, minimum_tier=minimum_tier, address=address, max_retries=max_retries)
 
 
-__all__ = ["DEFAULT_MAX_RETRIES", "RaySandbox", "connect", "import_ray", "open_ray_sandbox"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "RaySandbox",
+    "connect",
+    "import_ray",
+    "open_ray_sandbox",
+    "stdout_kept_for_reports",
+]

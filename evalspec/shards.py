@@ -225,9 +225,24 @@ def validate_shards_ray(
 
     :raises OSError: a shard cannot be read (on its node).
     """
-    from evalspec.executor import connect
+    from evalspec.executor import connect, import_ray
 
+    started = not import_ray().is_initialized()
     ray = connect(address)
+    try:
+        return _on_ray(ray, shards, spec_version, partitions, progress)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _on_ray(
+    ray: Any,
+    shards: Sequence[str],
+    spec_version: int | None,
+    partitions: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> list[ShardReport]:
     n_parts = partitions or max(1, int(ray.cluster_resources().get("CPU", 1)))
     step1 = ray.remote(num_returns=n_parts + 1)(_check_shard_flat)
     step2 = ray.remote(cross_duplicates)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import os
@@ -225,16 +226,18 @@ def run(args: argparse.Namespace) -> int:
         )
     # Opened before scoring, so a sandbox that cannot reach the asked tier
     # stops the run before any task is scored.
-    sandbox: Any = None
-    if code_tasks and args.executor == "ray":
-        from evalspec.executor import open_ray_sandbox
+    with contextlib.ExitStack() as stack:
+        sandbox: Any = None
+        if code_tasks and args.executor == "ray":
+            from evalspec.executor import open_ray_sandbox, stdout_kept_for_reports
 
-        sandbox = open_ray_sandbox(
-            args.allow_code_exec, address=args.ray_address, minimum_tier=args.min_isolation
-        )
-    elif code_tasks:
-        sandbox = open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
-    try:
+            stack.enter_context(stdout_kept_for_reports())
+            sandbox = open_ray_sandbox(
+                args.allow_code_exec, address=args.ray_address, minimum_tier=args.min_isolation
+            )
+            stack.callback(sandbox.close)
+        elif code_tasks:
+            sandbox = open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
         scores = score_tasks(
             validation.validated,
             predictions.for_scoring(),
@@ -244,9 +247,6 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             progress=_progress if sys.stderr.isatty() else None,
         )
-    finally:
-        if sandbox is not None and hasattr(sandbox, "close"):
-            sandbox.close()
     dataset = args.dataset or os.path.splitext(os.path.basename(args.tasks))[0]
     report = build_report(
         validation.validated,

@@ -164,7 +164,10 @@ def _run_sharded(
     try:
         shards = expand(pattern)
         if args.executor == "ray":
-            found = validate_shards_ray(shards, args.spec_version, address=args.ray_address)
+            from evalspec.executor import stdout_kept_for_reports
+
+            with stdout_kept_for_reports():
+                found = validate_shards_ray(shards, args.spec_version, address=args.ray_address)
         else:
             found = validate_shards_local(shards, args.spec_version)
     except (OSError, ShardError) as exc:
