@@ -375,12 +375,54 @@ def score_tasks(
             raise ScoringError(msg)
     units = [(i, o) for i, outs in enumerate(outputs) if outs is not None for o in outs]
     sandboxed = [u for u in units if reg.metric(task_list[u[0]].metric_name).sandboxed]
-    if sandboxed:
-        if sandbox is None and executor == "ray":
-            from evalspec.executor import open_ray_sandbox
+    if sandboxed and sandbox is None and executor == "ray":
+        from evalspec.executor import open_ray_sandbox
 
-            sandbox = open_ray_sandbox(allow_code_exec, address=ray_address)
+        ray_box = open_ray_sandbox(allow_code_exec, address=ray_address)
+        try:
+            return _score_units(
+                task_list,
+                predictions,
+                outputs,
+                units,
+                sandboxed,
+                reg,
+                allow_code_exec,
+                ray_box,
+                jobs,
+                progress,
+            )
+        finally:
+            ray_box.close()
+    if sandboxed:
         sandbox = _sandbox_for(allow_code_exec, sandbox)
+    return _score_units(
+        task_list,
+        predictions,
+        outputs,
+        units,
+        sandboxed,
+        reg,
+        allow_code_exec,
+        sandbox,
+        jobs,
+        progress,
+    )
+
+
+def _score_units(
+    task_list: list[TaskSpec],
+    predictions: Mapping[str, Prediction],
+    outputs: list[tuple[str, ...] | None],
+    units: list[tuple[int, str]],
+    sandboxed: list[tuple[int, str]],
+    reg: Registry,
+    allow_code_exec: bool,
+    sandbox: Any,
+    jobs: int | None,
+    progress: Progress | None,
+) -> list[TaskScore]:
+    """Score every unit (one sample of one task), sandboxed ones ``jobs`` at a time."""
     n_jobs = jobs if jobs is not None else int(getattr(sandbox, "default_jobs", 1))
     missing = sum(1 for o in outputs if o is None)
     total = len(units) + missing
@@ -404,11 +446,17 @@ def score_tasks(
         parts[unit[0]].append(run(unit))
         tick()
     if sandboxed:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=n_jobs)
+        try:
             # map keeps input order, so each task's samples stay in order.
             for unit, result in zip(sandboxed, pool.map(run, sandboxed), strict=True):
                 parts[unit[0]].append(result)
                 tick()
+        except BaseException:
+            # A sandbox failure ends the run: programs not started yet never start.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
     out = []
     for task, raw_value, task_parts in zip(
         task_list, (predictions.get(t.task_id) for t in task_list), parts, strict=True

@@ -261,3 +261,40 @@ def test_gate_on_pass_at_k(sampled_files: tuple[Path, Path], tmp_path: Path) -> 
     config.write_text("gates:\n  main:\n    pass@0: {min: 0.1}\n")
     bad = evalspec("gate", out, "--config", config)
     assert bad.returncode == 2 and "unknown metric 'pass@0'" in bad.stderr
+
+
+def test_code_exec_samples_each_run_in_the_sandbox() -> None:
+    from evalspec.sandbox import Limits, Sandbox
+
+    box = Sandbox(Limits(cpu_seconds=2, wall_seconds=5.0))
+    good = "```python\ndef add(a, b):\n    return a + b\n```"
+    wrong = "```python\ndef add(a, b):\n    return a - b\n```"
+    task = TaskSpec(
+        "c1",
+        "code_exec",
+        "Write add.",
+        ["assert add(2, 3) == 5", "assert add(-1, 1) == 0"],
+        "code_exec",
+        "extract_code_block",
+    )
+    seen: list[tuple[int, int]] = []
+    scores = score_tasks(
+        [task],
+        {"c1": [good, wrong, good]},
+        allow_code_exec=True,
+        sandbox=box,
+        jobs=2,
+        progress=lambda d, n: seen.append((d, n)),
+    )
+    row = scores[0]
+    assert (row.n, row.correct) == (3, 2)
+    assert [s.detail["statuses"] for s in row.samples or () if s.detail] == [
+        ["pass", "pass"],
+        ["fail"],
+        ["pass", "pass"],
+    ]
+    assert row.detail == {"isolation_tier": box.tier}
+    assert seen[-1] == (3, 3)
+    report = build_report([task], scores, pass_at=[2], bootstrap=0)
+    check_report(report)
+    assert report["pass_at_k"]["pass@2"]["all"]["mean"] == 1.0
