@@ -104,9 +104,13 @@ def check_report(report: Any) -> None:
         assert _number(row["score"]) and 0 <= row["score"] <= 1
         assert row["missing"] is (row["prediction"] is None)
         assert isinstance(row["unparsed"], bool)
+        details = [row["detail"]] if "samples" not in row else [s["detail"] for s in row["samples"]]
         if row["detail"] is not None:
             assert isinstance(row["detail"]["isolation_tier"], str)
-            assert set(row["detail"]["statuses"]) <= STATUSES
+        for detail in details:
+            if detail is not None:
+                assert isinstance(detail["isolation_tier"], str)
+                assert set(detail["statuses"]) <= STATUSES
 
     agg = report["aggregates"]
     assert set(agg) == {"overall", "by_category", "by_metric", "by_label"}
