@@ -201,7 +201,11 @@ class RaySandbox:
     def run_tests(
         self, code: str, tests: Sequence[str], *, limits: Limits | None = None
     ) -> TaskResult:
-        """``code`` against each test program, stopping at the first that does not pass."""
+        """``code`` against each test program, stopping at the first that does not pass.
+
+        The same contract as ``Sandbox.run_tests`` (which cannot be reused: it
+        runs on this machine's launch plan), each program a Ray task.
+        """
         if isinstance(tests, str):
             raise TypeError("tests must be a sequence of test programs, not one string")
         if not tests:

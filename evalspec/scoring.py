@@ -375,39 +375,29 @@ def score_tasks(
             raise ScoringError(msg)
     units = [(i, o) for i, outs in enumerate(outputs) if outs is not None for o in outs]
     sandboxed = [u for u in units if reg.metric(task_list[u[0]].metric_name).sandboxed]
+    opened: Any = None
     if sandboxed and sandbox is None and executor == "ray":
         from evalspec.executor import open_ray_sandbox
 
-        ray_box = open_ray_sandbox(allow_code_exec, address=ray_address)
-        try:
-            return _score_units(
-                task_list,
-                predictions,
-                outputs,
-                units,
-                sandboxed,
-                reg,
-                allow_code_exec,
-                ray_box,
-                jobs,
-                progress,
-            )
-        finally:
-            ray_box.close()
-    if sandboxed:
+        sandbox = opened = open_ray_sandbox(allow_code_exec, address=ray_address)
+    elif sandboxed:
         sandbox = _sandbox_for(allow_code_exec, sandbox)
-    return _score_units(
-        task_list,
-        predictions,
-        outputs,
-        units,
-        sandboxed,
-        reg,
-        allow_code_exec,
-        sandbox,
-        jobs,
-        progress,
-    )
+    try:
+        return _score_units(
+            task_list,
+            predictions,
+            outputs,
+            units,
+            sandboxed,
+            reg,
+            allow_code_exec,
+            sandbox,
+            jobs,
+            progress,
+        )
+    finally:
+        if opened is not None:
+            opened.close()  # a cluster connection this call made is this call's to end
 
 
 def _score_units(

@@ -110,32 +110,14 @@ def upload_shards(endpoint: str, work: Path) -> None:
     bucket.put_object(Key="other/skip.jsonl", Body=b"{}\n")
 
 
-def score_ray(work: Path, name: str, preds: str) -> dict[str, Any]:
+def score(work: Path, name: str, preds: str, executor: str) -> dict[str, Any]:
+    where = ["--executor", "ray", "--ray-address", ADDRESS] if executor == "ray" else []
     proc = evalspec(
         "score",
         str(work / f"{name}.jsonl"),
         str(work / preds),
         "--allow-code-exec",
-        "--executor",
-        "ray",
-        "--ray-address",
-        ADDRESS,
-        "--format",
-        "json",
-        "--bootstrap",
-        "200",
-    )
-    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr[-4000:]}
-
-
-def score_local(work: Path, name: str, preds: str) -> dict[str, Any]:
-    proc = evalspec(
-        "score",
-        str(work / f"{name}.jsonl"),
-        str(work / preds),
-        "--allow-code-exec",
-        "--jobs",
-        "2",
+        *(where or ["--jobs", "2"]),
         "--format",
         "json",
         "--bootstrap",
@@ -218,8 +200,8 @@ def main() -> int:
             ["ip", "-o", "addr"], capture_output=True, text=True, check=False
         ).stdout
         log("scoring on the cluster")
-        results["score_ray"] = score_ray(work, "code", "code_preds.jsonl")
-        results["score_local"] = score_local(work, "code", "code_preds.jsonl")
+        results["score_ray"] = score(work, "code", "code_preds.jsonl", "ray")
+        results["score_local"] = score(work, "code", "code_preds.jsonl", "local")
 
         log("sharded validation")
         pattern = "s3://evalspec-shards/evals/*.jsonl"
@@ -236,11 +218,11 @@ def main() -> int:
         started = time.monotonic()
         killer = threading.Timer(5.0, kill_node, args=(node,))
         killer.start()
-        results["kill_ray"] = score_ray(work, "slow", "slow_preds.jsonl")
+        results["kill_ray"] = score(work, "slow", "slow_preds.jsonl", "ray")
         killer.join()
         results["kill_seconds"] = time.monotonic() - started
         results["nodes_after_kill"] = alive_nodes()
-        results["kill_local"] = score_local(work, "slow", "slow_preds.jsonl")
+        results["kill_local"] = score(work, "slow", "slow_preds.jsonl", "local")
 
         log("retries exhausted")
         exhaust_retries(results)

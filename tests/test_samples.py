@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 import pytest
-from report_schema import check_report
+from report_schema import ROW, check_report
 
 from evalspec import ScoringError, TaskSpec, build_report, read_predictions, score_tasks
 from evalspec.model import Metric
@@ -163,21 +163,7 @@ def test_single_output_reports_keep_their_shape() -> None:
     report = build_report(tasks, scores, bootstrap=10)
     check_report(report)
     assert "pass_at_k" not in report and "samples" not in report["counts"]
-    assert all(
-        set(r)
-        == {
-            "task_id",
-            "category",
-            "metric",
-            "post_process",
-            "score",
-            "prediction",
-            "missing",
-            "unparsed",
-            "detail",
-        }
-        for r in report["rows"]
-    )
+    assert all(set(r) == ROW for r in report["rows"])
     # Asked for explicitly, pass@1 of single outputs is the accuracy.
     asked = build_report(tasks, scores, bootstrap=10, pass_at=[1])
     assert asked["pass_at_k"]["pass@1"]["all"]["mean"] == 0.5
