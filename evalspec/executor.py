@@ -26,11 +26,12 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import socket
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from evalspec.errors import MissingDependencyError
+from evalspec.errors import EvalspecError, MissingDependencyError
 from evalspec.sandbox import (
     TIERS,
     Limits,
@@ -40,6 +41,11 @@ from evalspec.sandbox import (
     TaskResult,
     require_opt_in,
 )
+
+
+class RayUnavailable(EvalspecError):
+    """The Ray cluster cannot be reached (or started)."""
+
 
 DEFAULT_MAX_RETRIES = 3
 """Reruns of a program whose node (or worker process) died before it finished."""
@@ -76,12 +82,30 @@ def stdout_kept_for_reports() -> Iterator[None]:
         os.close(saved)
 
 
+def _check_reachable(address: str | None) -> None:
+    """Fail fast on a ``HOST:PORT`` nobody listens on: Ray itself retries for minutes."""
+    if address is None or "://" in address or ":" not in address:
+        return  # "auto", "local", a ray:// client URL: Ray's own resolution
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise RayUnavailable(f"cannot connect to the Ray cluster at {address}: {why}") from None
+
+
 def connect(address: str | None) -> Any:
     """The ``ray`` module, connected to the cluster at ``address`` (see :class:`RaySandbox`)."""
     ray = import_ray()
     if not ray.is_initialized():
-        # Workers' output stays in the cluster's logs, not in evalspec's output.
-        ray.init(address=address, log_to_driver=False, logging_level="WARNING")
+        _check_reachable(address)
+        try:
+            # Workers' output stays in the cluster's logs, not in evalspec's output.
+            ray.init(address=address, log_to_driver=False, logging_level="WARNING")
+        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+            where = address or "RAY_ADDRESS or a local cluster"
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise RayUnavailable(f"cannot connect to the Ray cluster at {where}: {why}") from None
     return ray
 
 
@@ -250,6 +274,7 @@ def open_ray_sandbox(
 __all__ = [
     "DEFAULT_MAX_RETRIES",
     "RaySandbox",
+    "RayUnavailable",
     "connect",
     "import_ray",
     "open_ray_sandbox",

@@ -5,7 +5,7 @@ It starts a Ray head and a second node (each its own ``ray start`` process),
 a moto S3 server on 127.0.0.1, runs evalspec against them, prints one JSON
 object with what it saw on its last stdout line, and stops every Ray process
 (``ray stop --force``) whatever happened. Usage:
-``python ray_cluster_driver.py WORKDIR``.
+``python ray_cluster_driver.py WORKDIR RAY_TEMP_DIR``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -53,22 +52,47 @@ def alive_nodes() -> int:
     return int(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else -1
 
 
-def wait_for_nodes(n: int) -> None:
-    for _ in range(60):
+def wait_for_nodes(n: int, node: subprocess.Popen[bytes] | None = None) -> None:
+    for _ in range(40):
+        if node is not None and node.poll() is not None:
+            raise RuntimeError(f"the node's `ray start` exited with {node.returncode}")
         if alive_nodes() == n:
             return
         time.sleep(1)
     raise RuntimeError(f"the cluster never had {n} alive nodes")
 
 
-def start_worker_node() -> subprocess.Popen[bytes]:
-    # Its own session: the whole node (raylet, its workers) is one process group to kill.
-    return subprocess.Popen(
-        [RAY, "start", f"--address={ADDRESS}", "--num-cpus=1", "--disable-usage-stats", "--block"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+def start_worker_node(work: Path) -> subprocess.Popen[bytes]:
+    """A second node, waited for until the cluster has two alive nodes.
+
+    On a loaded machine `ray start` can give up connecting to the head; it is
+    tried three times, its output kept in WORKDIR/node-N.log.
+    """
+    for attempt in range(3):
+        log_file = (work / f"node-{attempt}.log").open("wb")
+        # Its own session: every process of the node can be found and killed.
+        node = subprocess.Popen(
+            [
+                RAY,
+                "start",
+                f"--address={ADDRESS}",
+                "--num-cpus=1",
+                "--disable-usage-stats",
+                "--block",
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log_file.close()
+        try:
+            wait_for_nodes(2, node)
+            return node
+        except RuntimeError as exc:
+            log(f"second node, attempt {attempt + 1}: {exc}")
+            if node.poll() is None:
+                kill_node(node)
+    raise RuntimeError("the second node never joined; see node-*.log")
 
 
 def _session_of(pid: int) -> int | None:
@@ -126,15 +150,14 @@ def score(work: Path, name: str, preds: str, executor: str) -> dict[str, Any]:
     return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr[-4000:]}
 
 
-def exhaust_retries(results: dict[str, Any]) -> None:
+def exhaust_retries(work: Path, results: dict[str, Any]) -> None:
     """max_retries=0 and the node holding a program killed: sandbox_error, not fail."""
     import ray
 
     from evalspec.executor import RaySandbox
     from evalspec.sandbox import Limits
 
-    node = start_worker_node()
-    wait_for_nodes(2)
+    node = start_worker_node(work)
     ray.init(address=ADDRESS, logging_level="ERROR", log_to_driver=False)
     try:
         box = RaySandbox(Limits(wall_seconds=30.0, cpu_seconds=5), max_retries=0)
@@ -159,8 +182,8 @@ def exhaust_retries(results: dict[str, Any]) -> None:
 
 def main() -> int:
     work = Path(sys.argv[1])
+    temp = sys.argv[2]  # short (Ray's socket paths have a limit); the test removes it
     results: dict[str, Any] = {}
-    temp = tempfile.mkdtemp(prefix="evr", dir="/tmp")  # short: Ray's socket paths have a limit
     env_before = dict(os.environ)
     server = None
     try:
@@ -193,8 +216,7 @@ def main() -> int:
             check=True,
             timeout=180,
         )
-        node = start_worker_node()
-        wait_for_nodes(2)
+        node = start_worker_node(work)
         results["nodes_at_start"] = 2
         results["interfaces"] = subprocess.run(
             ["ip", "-o", "addr"], capture_output=True, text=True, check=False
@@ -225,7 +247,7 @@ def main() -> int:
         results["kill_local"] = score(work, "slow", "slow_preds.jsonl", "local")
 
         log("retries exhausted")
-        exhaust_retries(results)
+        exhaust_retries(work, results)
     except Exception as exc:  # reported to the test, which fails on it
         results["error"] = f"{type(exc).__name__}: {exc}"
     finally:
@@ -240,7 +262,6 @@ def main() -> int:
             server.stop()
         os.environ.clear()
         os.environ.update(env_before)
-        subprocess.run(["rm", "-rf", temp], check=False)
     print(json.dumps(results))
     return 0
 

@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,9 @@ def cluster_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         pytest.skip(why)
     work = tmp_path_factory.mktemp("ray")
     prepare(work)
-    script = f"ip link set lo up && exec {sys.executable} {DRIVER} {work}"
+    # Ray's session directory: short, for its socket paths; removed at the end.
+    temp = tempfile.mkdtemp(prefix="evr", dir="/tmp")
+    script = f"ip link set lo up && exec {sys.executable} {DRIVER} {work} {temp}"
     proc = subprocess.Popen(
         [
             "unshare",
@@ -135,6 +138,7 @@ def cluster_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+        shutil.rmtree(temp, ignore_errors=True)
     assert proc.returncode == 0, err[-3000:]
     lines = out.strip().splitlines()
     assert lines, err[-3000:]
@@ -216,3 +220,31 @@ def test_retries_exhausted_is_a_sandbox_error_never_a_fail(cluster_run: dict[str
     exhaust = cluster_run["exhaust"]
     assert exhaust["statuses"] == ["pass", "sandbox_error"], exhaust
     assert any("not run after 0 retries" in d for d in exhaust["details"])
+
+
+def test_an_unreachable_cluster_is_a_usage_error_not_a_hang(tmp_path: Path) -> None:
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("needs ray (pip install '.[test,ray]')")
+    prepare(tmp_path)
+    cmd = [sys.executable, "-m", "evalspec"]
+    nowhere = ["--executor", "ray", "--ray-address", "127.0.0.1:1"]
+    files = [tmp_path / "code.jsonl", tmp_path / "code_preds.jsonl"]
+    score = subprocess.run(
+        [*cmd, "score", *files, "--allow-code-exec", *nowhere],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert score.returncode == 2 and score.stdout == ""
+    assert "cannot connect to the Ray cluster at 127.0.0.1:1" in score.stderr
+    assert "Traceback" not in score.stderr
+    validate = subprocess.run(
+        [*cmd, "validate", str(tmp_path / "shards" / "*.jsonl"), *nowhere],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert validate.returncode == 2
+    assert "cannot connect to the Ray cluster" in validate.stderr
