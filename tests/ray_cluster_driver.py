@@ -92,7 +92,8 @@ def start_worker_node(work: Path) -> subprocess.Popen[bytes]:
             log(f"second node, attempt {attempt + 1}: {exc}")
             if node.poll() is None:
                 kill_node(node)
-    raise RuntimeError("the second node never joined; see node-*.log")
+    tail = (work / "node-2.log").read_text(errors="replace")[-1500:]
+    raise RuntimeError(f"the second node never joined; its last log ends:\n{tail}")
 
 
 def _session_of(pid: int) -> int | None:
@@ -196,8 +197,14 @@ def main() -> int:
                 "AWS_DEFAULT_REGION": "us-east-1",
                 "AWS_ENDPOINT_URL": endpoint,
                 "RAY_USAGE_STATS_ENABLED": "0",
+                # Nothing of ~/.ray: a token left there by another cluster would
+                # switch the head to token auth. No token is needed in a namespace
+                # only loopback exists in.
+                "HOME": str(work / "home"),
+                "RAY_AUTH_MODE": "disabled",
             }
         )
+        (work / "home").mkdir(exist_ok=True)
         upload_shards(endpoint, work)
         log("starting the head")
         subprocess.run(
