@@ -284,3 +284,11 @@ def test_code_exec_samples_each_run_in_the_sandbox() -> None:
     report = build_report([task], scores, pass_at=[2], bootstrap=0)
     check_report(report)
     assert report["pass_at_k"]["pass@2"]["all"]["mean"] == 1.0
+
+
+@pytest.mark.parametrize("command", ["score", "validate"])
+def test_ray_address_needs_the_ray_executor(sampled_files: tuple[Path, Path], command: str) -> None:
+    files = sampled_files if command == "score" else sampled_files[:1]
+    proc = evalspec(command, *files, "--ray-address", "127.0.0.1:6379")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "--ray-address needs --executor ray" in proc.stderr
