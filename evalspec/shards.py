@@ -206,9 +206,19 @@ def _merge(summaries: Sequence[ShardSummary], duplicates: Sequence[Duplicate]) -
     return out
 
 
-def validate_shards_local(shards: Sequence[str], spec_version: int | None) -> list[ShardReport]:
-    """Validate ``shards`` as one dataset in this process."""
-    results = [check_shard(s, spec_version, 1) for s in shards]
+def validate_shards_local(
+    shards: Sequence[str],
+    spec_version: int | None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[ShardReport]:
+    """Validate ``shards`` as one dataset in this process; ``progress(done, total)``
+    after each shard."""
+    results = []
+    for done, shard in enumerate(shards, start=1):
+        results.append(check_shard(shard, spec_version, 1))
+        if progress is not None:
+            progress(done, len(shards))
     duplicates = cross_duplicates(*(parts[0] for _, parts in results))
     return _merge([summary for summary, _ in results], duplicates)
 

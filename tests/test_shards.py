@@ -179,3 +179,12 @@ def test_any_number_of_partitions_gives_the_same_verdicts(shards: Path, partitio
     ]
     merged = _merge([r[0] for r in results], duplicates)
     assert merged == validate_shards_local(paths, None)
+
+
+def test_a_file_named_like_a_glob_is_that_file(tmp_path: Path) -> None:
+    literal = tmp_path / "data[1].jsonl"
+    literal.write_bytes(task("x1"))
+    (tmp_path / "data1.jsonl").write_bytes(b"{bad\n")
+    proc = evalspec("validate", literal)
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout == f"{literal}: 1 tasks, 1 valid, 0 invalid\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -100,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     datasets: list[dict[str, Any]] = []
     io_failed = problems = False
     for path in args.paths:
-        if executor == "ray" or is_pattern(path):
+        # A file whose name merely looks like a glob ("data[1].jsonl") is that file.
+        if executor == "ray" or (is_pattern(path) and not os.path.exists(path)):
             found, failed = _run_sharded(args, path, reports, file_reports, datasets)
             problems = problems or found
             io_failed = io_failed or failed
@@ -161,15 +163,28 @@ def _run_sharded(
     """Validate the shards of ``pattern`` as one dataset; ``(problems, io_failed)``."""
     from evalspec.shards import ShardError, expand, validate_shards_local, validate_shards_ray
 
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\r{pattern}: {done}/{total} shards checked", end=end, file=sys.stderr, flush=True)
+
     try:
         shards = expand(pattern)
         if args.executor == "ray":
             from evalspec.executor import stdout_kept_for_reports
 
             with stdout_kept_for_reports():
-                found = validate_shards_ray(shards, args.spec_version, address=args.ray_address)
+                found = validate_shards_ray(
+                    shards,
+                    args.spec_version,
+                    address=args.ray_address,
+                    progress=progress if tty else None,
+                )
         else:
-            found = validate_shards_local(shards, args.spec_version)
+            found = validate_shards_local(
+                shards, args.spec_version, progress=progress if tty else None
+            )
     except (OSError, ShardError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         print(f"evalspec: error: cannot read {pattern}: {reason}", file=sys.stderr)
