@@ -11,13 +11,13 @@ import sys
 from typing import Any
 
 from evalspec.bootstrap import DEFAULT_RESAMPLES
-from evalspec.commands.validate import format_error
+from evalspec.commands.validate import add_executor_options, format_error
 from evalspec.passatk import PassAtKError, normalize_ks
 from evalspec.predictions import PredictionProblem, read_predictions
 from evalspec.registry import default_registry
 from evalspec.samples import check_ks
 from evalspec.score_report import FORMATS, build_report, format_report
-from evalspec.scoring import EXECUTORS, open_sandbox, score_tasks
+from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -88,19 +88,10 @@ def add_parser(sub: Any) -> None:
         "over the n samples of each task (repeatable; default: 1 when the predictions "
         'carry "outputs"); K above a task\'s n is refused',
     )
-    p.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        default="local",
-        help="where code_exec programs run: local (this machine, --jobs at a time) or ray "
+    add_executor_options(
+        p,
+        "where code_exec programs run: local (this machine, --jobs at a time) or ray "
         "(each program a Ray task on the cluster; pip install 'evalspec-contract[ray]')",
-    )
-    p.add_argument(
-        "--ray-address",
-        metavar="ADDRESS",
-        default=None,
-        help="the Ray cluster for --executor ray (default: RAY_ADDRESS, else a running "
-        "local cluster, else a new one on this machine)",
     )
     p.add_argument(
         "--seed",

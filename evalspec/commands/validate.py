@@ -52,13 +52,17 @@ def add_parser(sub: Any) -> None:
         help="check each file in N processes (default: by file size, "
         "one per core for big files); output is the same for any N",
     )
-    p.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="where shards are checked: local (this process) or ray (in parallel on the "
+    add_executor_options(
+        p,
+        "where shards are checked: local (this process) or ray (in parallel on the "
         "cluster; pip install 'evalspec-contract[ray]'); the output is the same",
     )
+    p.set_defaults(run=run)
+
+
+def add_executor_options(p: argparse.ArgumentParser, executor_help: str) -> None:
+    """``--executor local|ray`` and ``--ray-address``, as ``score`` and ``validate`` take them."""
+    p.add_argument("--executor", choices=("local", "ray"), default="local", help=executor_help)
     p.add_argument(
         "--ray-address",
         metavar="ADDRESS",
@@ -66,7 +70,6 @@ def add_parser(sub: Any) -> None:
         help="the Ray cluster for --executor ray (default: RAY_ADDRESS, else a running "
         "local cluster, else a new one on this machine)",
     )
-    p.set_defaults(run=run)
 
 
 def _jobs(text: str) -> int:
