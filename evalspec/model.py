@@ -79,6 +79,10 @@ class Metric:
     ``target_check`` and ``caveat``
         ``target_check(targets)`` is true for a task the metric cannot score
         meaningfully; the report notes such tasks with ``caveat`` as the reason.
+    ``binary``
+        every score is 0.0 or 1.0 (a sample is right or wrong): with n samples
+        per task the report then gives pass@k, and a scorer that returns
+        anything else is an error.
     """
 
     name: str = attrs.field(validator=_is_name)
@@ -95,6 +99,7 @@ class Metric:
         validator=attrs.validators.optional(attrs.validators.is_callable()),
     )
     caveat: str = attrs.field(default="", kw_only=True)
+    binary: bool = attrs.field(default=False, kw_only=True)
 
 
 _optional_callable = attrs.validators.optional(attrs.validators.is_callable())

@@ -2,7 +2,7 @@
 
 :func:`build_report` returns the report as a JSON-ready ``dict`` following the
 versioned schema documented in ``docs/score-report.md`` (``"schema":
-"evalspec/score-report"``, ``"schema_version": 1``); :func:`format_report`
+"evalspec/score-report"``, ``"schema_version": 2``); :func:`format_report`
 renders it as JSON, plain text or Markdown. Everything in it is a function of
 the inputs and the seed: no timestamps, no host names, sorted group keys, so
 two runs on the same files give byte-identical JSON.
@@ -20,11 +20,13 @@ from evalspec.intervals import DEFAULT_RESAMPLES, summarize
 from evalspec.model import TaskSpec
 from evalspec.predictions import PredictionProblem
 from evalspec.registry import Registry, default_registry
+from evalspec.samples import TaskSamples, check_ks, pass_at_aggregates
 from evalspec.scoring import TaskScore
 from evalspec.unparsed import extracts
 
 SCHEMA = "evalspec/score-report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: rows of sampled tasks (``"outputs"``) carry their samples, and pass@k for binary metrics."""
 FORMATS = ("text", "json", "markdown")
 
 
@@ -87,8 +89,10 @@ def build_report(
     tasks_sha256: str | None = None,
     predictions_sha256: str | None = None,
     notes: Iterable[str] = (),
+    pass_at: Sequence[int] | None = None,
+    executor: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The report of one scoring run as a JSON-ready dict (schema version 1).
+    """The report of one scoring run as a JSON-ready dict (schema version 2).
 
     :param tasks: the scored tasks, in the order of ``scores``.
     :param scores: what :func:`evalspec.score_tasks` returned for them.
@@ -98,7 +102,13 @@ def build_report(
     :param prediction_problems: the problems found in the predictions file.
     :param tasks_sha256: checksums of the input files, for provenance.
     :param notes: extra human-readable notes to carry in the report.
+    :param pass_at: the ``k`` of each pass@k to report for binary metrics
+        (default: ``[1]`` when any task was scored on samples, else none, so a
+        single-output report is what it was).
+    :param executor: where sandboxed programs ran, when not on this machine
+        (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
     :raises ValueError: ``tasks`` and ``scores`` do not describe the same tasks.
+    :raises PassAtKError: a ``k`` above the samples of a predicted binary task.
     """
     if [t.task_id for t in tasks] != [s.task_id for s in scores]:
         msg = "tasks and scores must list the same tasks in the same order"
@@ -107,6 +117,8 @@ def build_report(
         msg = f"bootstrap resamples must be 0 or more, got {bootstrap}"
         raise ValueError(msg)
     reg = default_registry() if registry is None else registry
+    sampled = any(s.samples is not None for s in scores)
+    ks = _pass_at_ks(pass_at, sampled, scores)
     note_list = list(notes)
     note_list.extend(_target_notes(tasks, reg))
 
@@ -128,7 +140,13 @@ def build_report(
         rule = reg.post_processors.get(row.post_process)
         if rule is not None and extracts(rule):
             per_rule = unparsed.setdefault(row.category, {})
-            per_rule[row.post_process] = per_rule.get(row.post_process, 0) + int(row.unparsed)
+            # Counted per output: a sampled task adds each unparsed sample.
+            found = (
+                int(row.unparsed)
+                if row.samples is None
+                else sum(1 for x in row.samples if x.unparsed)
+            )
+            per_rule[row.post_process] = per_rule.get(row.post_process, 0) + found
         if row.detail is not None and "isolation_tier" in row.detail:
             tiers.add(str(row.detail["isolation_tier"]))
     for label in sorted(ungrouped):
@@ -156,7 +174,11 @@ def build_report(
         )
 
     missing = sum(1 for s in scores if s.missing)
-    code_exec = {"isolation_tier": ", ".join(sorted(tiers))} if tiers else None
+    code_exec: dict[str, Any] | None = (
+        {"isolation_tier": ", ".join(sorted(tiers))} if tiers else None
+    )
+    if code_exec is not None and executor is not None:
+        code_exec.update(executor)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -173,7 +195,7 @@ def build_report(
             "ci_method": "percentile bootstrap of the mean, 95%, linear interpolation",
             "code_exec": code_exec,
         },
-        "rows": [s.to_dict() for s in scores],
+        "rows": [_row(s, ks) for s in scores],
         "aggregates": {
             "overall": metric_stats,
             "by_category": _group_stats(
@@ -199,7 +221,60 @@ def build_report(
         "prediction_problems": [p.to_dict() for p in prediction_problems],
         "notes": note_list,
     }
+    if sampled:
+        report["counts"]["samples"] = sum(s.n for s in scores)
+    if ks:
+        binary_items = [
+            TaskSamples(
+                t.task_id,
+                s.metric,
+                s.category,
+                _labels(t),
+                s.n,
+                s.correct,
+            )
+            for t, s in zip(tasks, scores, strict=True)
+            if s.binary
+        ]
+        report["pass_at_k"] = {
+            "k": list(ks),
+            "estimator": "unbiased, Chen et al. 2021: 1 - C(n-c, k) / C(n, k), as a product",
+            **pass_at_aggregates(binary_items, ks, seed=seed, resamples=bootstrap),
+        }
     return report
+
+
+def _labels(task: TaskSpec) -> tuple[tuple[str, str], ...]:
+    out = []
+    for label, value in task.metadata.items():
+        key = _label_value(value)
+        if key is not None:
+            out.append((label, key))
+    return tuple(out)
+
+
+def _pass_at_ks(
+    pass_at: Sequence[int] | None, sampled: bool, scores: Sequence[TaskScore]
+) -> tuple[int, ...]:
+    from evalspec.passatk import normalize_ks
+
+    if pass_at is None:
+        return (1,) if sampled else ()
+    ks = normalize_ks(pass_at)
+    check_ks(ks, {s.task_id: s.n for s in scores if s.binary and not s.missing})
+    return ks
+
+
+def _row(score: TaskScore, ks: Sequence[int]) -> dict[str, Any]:
+    row = score.to_dict()
+    if ks and score.binary:
+        from evalspec.passatk import metric_name, pass_at_k
+
+        row["pass_at"] = {
+            metric_name(k): 0.0 if score.missing else pass_at_k(score.n, score.correct, k)
+            for k in ks
+        }
+    return row
 
 
 # -- rendering -------------------------------------------------------------------
@@ -237,6 +312,23 @@ def _stat_rows(report: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, A
     return out
 
 
+def _pass_rows(report: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(group, stat) for every pass@k figure, in report order (none without samples)."""
+    section = report.get("pass_at_k")
+    if not section:
+        return []
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for k in section["k"]:
+        name = f"pass@{k}"
+        figures = section[name]
+        out.append((f"{name} all", figures["all"]))
+        out.extend((f"{name} metric {m}", st) for m, st in figures["by_metric"].items())
+        out.extend((f"{name} category {c}", st) for c, st in figures["by_category"].items())
+        for label, values in figures["by_label"].items():
+            out.extend((f"{name} label {label} {v}", st) for v, st in values.items())
+    return out
+
+
 def _summary_lines(report: Mapping[str, Any]) -> list[str]:
     c = report["counts"]
     prov = report["provenance"]
@@ -251,6 +343,12 @@ def _summary_lines(report: Mapping[str, Any]) -> list[str]:
     ]
     if prov["code_exec"] is not None:
         lines.append(f"code_exec isolation tier: {prov['code_exec']['isolation_tier']}")
+        if "executor" in prov["code_exec"]:
+            ce = prov["code_exec"]
+            tiers = ", ".join(ce["node_tiers"])
+            lines.append(f"code_exec executor: {ce['executor']}, {ce['nodes']} nodes ({tiers})")
+    if "samples" in c:
+        lines.append(f"{c['samples']} samples scored")
     return lines
 
 
@@ -260,6 +358,8 @@ def _text(report: Mapping[str, Any]) -> str:
     lines.append(f"{'group':<32} {'count':>6} {'mean':>8}  ci95")
     for grouping, name, stat in _stat_rows(report):
         label = f"{grouping} {name}"
+        lines.append(f"{label:<32} {stat['count']:>6} {_num(stat['mean']):>8}  {_ci(stat)}")
+    for label, stat in _pass_rows(report):
         lines.append(f"{label:<32} {stat['count']:>6} {_num(stat['mean']):>8}  {_ci(stat)}")
     for name, value in report["corpus"].items():
         lines.append(f"corpus {name}: {_num(value)}")
@@ -299,6 +399,8 @@ def _markdown(report: Mapping[str, Any]) -> str:
             f"| {_md(grouping)} {_md(name)} | {stat['count']} | {_num(stat['mean'])} "
             f"| {_ci(stat)} |"
         )
+    for label, stat in _pass_rows(report):
+        lines.append(f"| {_md(label)} | {stat['count']} | {_num(stat['mean'])} | {_ci(stat)} |")
     if report["corpus"]:
         lines += ["", "| corpus metric | value |", "|---|---:|"]
         lines.extend(f"| {name} | {_num(v)} |" for name, v in report["corpus"].items())

@@ -18,10 +18,14 @@ import attrs
 from evalspec.errors import ScoringError
 from evalspec.model import Metric, SandboxedScorer, Scorer, TaskSpec
 from evalspec.registry import Registry, default_registry
+from evalspec.samples import SampleScore
 from evalspec.unparsed import unparsed
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)``, called after each scored task."""
+
+Prediction = str | Sequence[str]
+"""A task's raw output, or its n samples (a list or tuple of raw outputs)."""
 
 
 @attrs.frozen
@@ -33,6 +37,11 @@ class TaskScore:
     task's extracting rule found nothing to extract in the raw output.
     ``detail`` holds what a sandboxed metric observed (each test's status and
     the isolation tier), else ``None``.
+
+    A task scored on n samples has ``samples`` (one :class:`SampleScore`
+    each, in order); ``score`` is then the mean over samples, ``prediction``
+    the first sample's, ``unparsed`` true when any sample was unparsed, and
+    ``binary`` says whether the metric is right-or-wrong (pass@k applies).
     """
 
     task_id: str
@@ -43,10 +52,26 @@ class TaskScore:
     prediction: str | None
     unparsed: bool = False
     detail: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
+    samples: tuple[SampleScore, ...] | None = None
+    binary: bool = False
 
     @property
     def missing(self) -> bool:
         return self.prediction is None
+
+    @property
+    def n(self) -> int:
+        """Samples scored: 0 when missing, 1 for a single output."""
+        if self.samples is not None:
+            return len(self.samples)
+        return 0 if self.missing else 1
+
+    @property
+    def correct(self) -> int:
+        """Samples that scored 1.0."""
+        if self.samples is not None:
+            return sum(1 for s in self.samples if s.score == 1.0)
+        return int(not self.missing and self.score == 1.0)
 
     def to_dict(self) -> dict[str, Any]:
         """The report row of this task."""
@@ -60,7 +85,17 @@ class TaskScore:
             "missing": self.missing,
             "unparsed": self.unparsed,
             "detail": None if self.detail is None else dict(self.detail),
+            # Only for sampled tasks, so a single-output report keeps its rows.
+            **({} if self.samples is None else self._sample_keys()),
         }
+
+    def _sample_keys(self) -> dict[str, Any]:
+        assert self.samples is not None
+        keys: dict[str, Any] = {"n": self.n}
+        if self.binary:
+            keys["correct"] = self.correct
+        keys["samples"] = [s.to_dict() for s in self.samples]
+        return keys
 
 
 class _RecordingSandbox:
@@ -104,6 +139,10 @@ def _checked(metric: Metric, value: object) -> float:
     result = float(value)
     if not (math.isfinite(result) and 0.0 <= result <= 1.0):
         msg = f"metric {metric.name!r} returned {result!r}, outside [0, 1]"
+        raise ScoringError(msg)
+    if metric.binary and result not in (0.0, 1.0):
+        # pass@k counts correct samples: a partial score has no place in it.
+        msg = f"metric {metric.name!r} is declared binary but returned {result!r}"
         raise ScoringError(msg)
     return result
 
@@ -168,24 +207,30 @@ def _sandbox_for(allow_code_exec: bool, sandbox: Any) -> Any:
     return sandbox
 
 
-def score_task(
-    task: TaskSpec,
-    output: str | None,
-    *,
-    registry: Registry | None = None,
-    allow_code_exec: bool = False,
-    sandbox: Any = None,
-) -> TaskScore:
-    """Post-process ``output`` with the task's rule, then score it with the task's metric.
+def _is_samples(output: object) -> bool:
+    return isinstance(output, (list, tuple))
 
-    ``output`` is the model's raw output; ``None`` means the task has no
-    prediction, which scores 0.0 and is reported as missing (nothing runs).
-    Keyword arguments as for :func:`score`.
-    """
-    reg = _registry(registry)
+
+def _check_samples(task_id: str, output: Sequence[str]) -> tuple[str, ...]:
+    samples = tuple(output)
+    if not samples:
+        msg = f"task {task_id!r}: an empty list of samples (leave the task out instead)"
+        raise ScoringError(msg)
+    if not all(isinstance(o, str) for o in samples):
+        msg = f"task {task_id!r}: every sample must be a string"
+        raise ScoringError(msg)
+    return samples
+
+
+def _score_one(
+    task: TaskSpec,
+    output: str,
+    reg: Registry,
+    allow_code_exec: bool,
+    sandbox: Any,
+) -> SampleScore:
+    """One raw output through the task's rule and metric."""
     metric = reg.metric(task.metric_name)
-    if output is None:
-        return TaskScore(task.task_id, task.category, metric.name, task.post_process, 0.0, None)
     box: Any = None
     if metric.sandboxed:
         box = _RecordingSandbox(_sandbox_for(allow_code_exec, sandbox))
@@ -193,16 +238,78 @@ def score_task(
     prediction = rule(output)
     value = _apply(metric, prediction, _check_targets(task.targets), box)
     detail = None if box is None else _sandbox_detail(task.task_id, box)
+    return SampleScore(prediction, value, unparsed(rule, output), detail)
+
+
+def _assemble(
+    task: TaskSpec, metric: Metric, parts: Sequence[SampleScore], sampled: bool
+) -> TaskScore:
+    """The task's score from its samples' (one part for a single output)."""
+    first = parts[0]
+    if not sampled:
+        return TaskScore(
+            task.task_id,
+            task.category,
+            metric.name,
+            task.post_process,
+            first.score,
+            first.prediction,
+            first.unparsed,
+            first.detail,
+            binary=metric.binary,
+        )
+    detail = None
+    if first.detail is not None and "isolation_tier" in first.detail:
+        detail = {"isolation_tier": first.detail["isolation_tier"]}
     return TaskScore(
         task.task_id,
         task.category,
         metric.name,
         task.post_process,
-        value,
-        prediction,
-        unparsed(rule, output),
+        math.fsum(p.score for p in parts) / len(parts),
+        first.prediction,
+        any(p.unparsed for p in parts),
         detail,
+        samples=tuple(parts),
+        binary=metric.binary,
     )
+
+
+def score_task(
+    task: TaskSpec,
+    output: Prediction | None,
+    *,
+    registry: Registry | None = None,
+    allow_code_exec: bool = False,
+    sandbox: Any = None,
+) -> TaskScore:
+    """Post-process ``output`` with the task's rule, then score it with the task's metric.
+
+    ``output`` is the model's raw output, or a list of n raw outputs (samples),
+    each scored on its own; ``None`` means the task has no prediction, which
+    scores 0.0 and is reported as missing (nothing runs). Keyword arguments as
+    for :func:`score`.
+    """
+    reg = _registry(registry)
+    metric = reg.metric(task.metric_name)
+    if output is None:
+        return TaskScore(
+            task.task_id,
+            task.category,
+            metric.name,
+            task.post_process,
+            0.0,
+            None,
+            binary=metric.binary,
+        )
+    if _is_samples(output):
+        samples = _check_samples(task.task_id, output)
+        parts = [_score_one(task, o, reg, allow_code_exec, sandbox) for o in samples]
+        return _assemble(task, metric, parts, True)
+    if not isinstance(output, str):
+        msg = f"task {task.task_id!r}: an output is a string or a list of strings (samples)"
+        raise ScoringError(msg)
+    return _assemble(task, metric, [_score_one(task, output, reg, allow_code_exec, sandbox)], False)
 
 
 def _sandbox_detail(task_id: str, box: _RecordingSandbox) -> dict[str, Any]:
@@ -216,23 +323,33 @@ def _sandbox_detail(task_id: str, box: _RecordingSandbox) -> dict[str, Any]:
 
 def score_tasks(
     tasks: Iterable[TaskSpec],
-    predictions: Mapping[str, str],
+    predictions: Mapping[str, Prediction],
     *,
     registry: Registry | None = None,
     allow_code_exec: bool = False,
     sandbox: Any = None,
-    jobs: int = 1,
+    jobs: int | None = None,
     progress: Progress | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> list[TaskScore]:
-    """Score every task against ``predictions`` (task id -> raw output), in task order.
+    """Score every task against ``predictions`` (task id -> raw output, or a list of n
+    samples), in task order.
 
     A task without a prediction scores 0.0 and is marked missing. When any task
     uses a code-executing metric, the opt-in is checked before anything is
-    scored, one sandbox is opened for the run, and those tasks' programs run
-    ``jobs`` at a time.
+    scored, one sandbox is opened for the run, and those programs (one per
+    sample) run ``jobs`` at a time (default 1; with the Ray executor, the
+    cluster's CPU count). ``executor="ray"`` (the ``ray`` extra) runs each
+    sandboxed program as a Ray task on the cluster at ``ray_address``; a
+    ``sandbox`` passed in is used as it is. ``progress(done, total)`` counts
+    samples (a single output, or a missing one, is one).
     """
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         msg = f"jobs must be at least 1, got {jobs}"
+        raise ValueError(msg)
+    if executor not in EXECUTORS:
+        msg = f"unknown executor {executor!r} (choose from {', '.join(EXECUTORS)})"
         raise ValueError(msg)
     reg = _registry(registry)
     task_list = list(tasks)
@@ -244,15 +361,63 @@ def score_tasks(
         names = ", ".join(unscorable)
         msg = f"metric(s) {names} are registered without a scorer, so they cannot score"
         raise ScoringError(msg)
-    sandboxed = [
-        i
-        for i, t in enumerate(task_list)
-        if reg.metric(t.metric_name).sandboxed and predictions.get(t.task_id) is not None
-    ]
-    if sandboxed:
+    # One unit of work per sample: (task index, raw output).
+    outputs: list[tuple[str, ...] | None] = []
+    for t in task_list:
+        raw = predictions.get(t.task_id)
+        if raw is None:
+            outputs.append(None)
+        elif _is_samples(raw):
+            outputs.append(_check_samples(t.task_id, raw))
+        elif isinstance(raw, str):
+            outputs.append((raw,))
+        else:
+            msg = f"task {t.task_id!r}: an output is a string or a list of strings (samples)"
+            raise ScoringError(msg)
+    units = [(i, o) for i, outs in enumerate(outputs) if outs is not None for o in outs]
+    sandboxed = [u for u in units if reg.metric(task_list[u[0]].metric_name).sandboxed]
+    opened: Any = None
+    if sandboxed and sandbox is None and executor == "ray":
+        from evalspec.executor import open_ray_sandbox
+
+        sandbox = opened = open_ray_sandbox(allow_code_exec, address=ray_address)
+    elif sandboxed:
         sandbox = _sandbox_for(allow_code_exec, sandbox)
-    total = len(task_list)
-    results: list[TaskScore | None] = [None] * total
+    try:
+        return _score_units(
+            task_list,
+            predictions,
+            outputs,
+            units,
+            sandboxed,
+            reg,
+            allow_code_exec,
+            sandbox,
+            jobs,
+            progress,
+        )
+    finally:
+        if opened is not None:
+            opened.close()  # a cluster connection this call made is this call's to end
+
+
+def _score_units(
+    task_list: list[TaskSpec],
+    predictions: Mapping[str, Prediction],
+    outputs: list[tuple[str, ...] | None],
+    units: list[tuple[int, str]],
+    sandboxed: list[tuple[int, str]],
+    reg: Registry,
+    allow_code_exec: bool,
+    sandbox: Any,
+    jobs: int | None,
+    progress: Progress | None,
+) -> list[TaskScore]:
+    """Score every unit (one sample of one task), sandboxed ones ``jobs`` at a time."""
+    n_jobs = jobs if jobs is not None else int(getattr(sandbox, "default_jobs", 1))
+    missing = sum(1 for o in outputs if o is None)
+    total = len(units) + missing
+    parts: list[list[SampleScore]] = [[] for _ in task_list]
     done = 0
 
     def tick() -> None:
@@ -261,25 +426,39 @@ def score_tasks(
         if progress is not None:
             progress(done, total)
 
-    plain = set(range(total)) - set(sandboxed)
-    for i in sorted(plain):
-        task = task_list[i]
-        results[i] = score_task(task, predictions.get(task.task_id), registry=reg)
+    def run(unit: tuple[int, str]) -> SampleScore:
+        i, raw = unit
+        return _score_one(task_list[i], raw, reg, allow_code_exec, sandbox)
+
+    for _ in range(missing):
+        tick()
+    plain = [u for u in units if not reg.metric(task_list[u[0]].metric_name).sandboxed]
+    for unit in plain:
+        parts[unit[0]].append(run(unit))
         tick()
     if sandboxed:
-
-        def run(i: int) -> TaskScore:
-            task = task_list[i]
-            return score_task(
-                task,
-                predictions[task.task_id],
-                registry=reg,
-                allow_code_exec=allow_code_exec,
-                sandbox=sandbox,
-            )
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for i, result in zip(sandboxed, pool.map(run, sandboxed), strict=True):
-                results[i] = result
+        pool = ThreadPoolExecutor(max_workers=n_jobs)
+        try:
+            # map keeps input order, so each task's samples stay in order.
+            for unit, result in zip(sandboxed, pool.map(run, sandboxed), strict=True):
+                parts[unit[0]].append(result)
                 tick()
-    return [r for r in results if r is not None]
+        except BaseException:
+            # A sandbox failure ends the run: programs not started yet never start.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
+    out = []
+    for task, raw_value, task_parts in zip(
+        task_list, (predictions.get(t.task_id) for t in task_list), parts, strict=True
+    ):
+        metric = reg.metric(task.metric_name)
+        if not task_parts:
+            out.append(score_task(task, None, registry=reg))
+        else:
+            out.append(_assemble(task, metric, task_parts, _is_samples(raw_value)))
+    return out
+
+
+EXECUTORS = ("local", "ray")
+"""Where sandboxed programs run: this machine's thread pool, or a Ray cluster."""

@@ -164,6 +164,7 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "1.0 when the prediction equals any target exactly",
             exact_match,
             best_target_wins=True,
+            binary=True,
         )
     )
     register(Metric("f1", "SQuAD v1.1 token F1; the best target wins", f1, best_target_wins=True))
@@ -195,6 +196,7 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "exact match per item; the mean is reported as accuracy",
             exact_match,
             best_target_wins=True,
+            binary=True,
         )
     )
     register(
@@ -203,5 +205,6 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             "1.0 when the extracted code passes every target test in the sandbox",
             code_exec,
             sandboxed=True,
+            binary=True,
         )
     )

@@ -37,6 +37,8 @@ def test_each_problem_is_reported_with_its_line() -> None:
         b'\xff{"task_id": "t3", "output": "x"}',  # 11
         b"",  # 12 blank
         b'{"task_id": "t3", "output": "ok", "model": "m", "latency_ms": 12}',  # 13 ok
+        b'{"task_id": "t4", "output": "a", "outputs": ["b"]}',  # 14
+        b'{"task_id": "t4", "outputs": []}',  # 15
     ]
     result = read(b"\n".join(lines) + b"\n")
     found = [(p.line, p.rule) for p in result.problems]
@@ -51,10 +53,12 @@ def test_each_problem_is_reported_with_its_line() -> None:
         (9, "duplicate_key"),
         (10, "invalid_json"),
         (11, "invalid_json"),
+        (14, "conflicting_fields"),
+        (15, "no_samples"),
     ]
     assert {rule for _, rule in found} == set(PREDICTION_RULES)
     assert dict(result.outputs) == {"t1": "first", "t3": "ok"}
-    assert result.total == 12
+    assert result.total == 14
     by_line = {p.line: p for p in result.problems}
     assert by_line[8].task_id == "t1"
     assert "line 1" in by_line[8].message

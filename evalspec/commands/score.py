@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import os
 import sys
 from typing import Any
 
-from evalspec.commands.validate import format_error
+from evalspec.commands.validate import add_executor_options, format_error
 from evalspec.intervals import DEFAULT_RESAMPLES
+from evalspec.passatk import PassAtKError, normalize_ks
 from evalspec.predictions import PredictionProblem, read_predictions
 from evalspec.registry import default_registry
+from evalspec.samples import check_ks
 from evalspec.score_report import FORMATS, build_report, format_report
 from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
@@ -70,9 +73,25 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--jobs",
         type=_positive,
-        default=1,
+        default=None,
         metavar="N",
-        help="code_exec programs run N at a time (default: 1)",
+        help="code_exec programs run N at a time (default: 1; with --executor ray, the "
+        "cluster's CPUs)",
+    )
+    p.add_argument(
+        "--pass-at",
+        type=_positive,
+        action="append",
+        default=None,
+        metavar="K",
+        help="report pass@K for binary metrics (exact_match, accuracy, code_exec, ...) "
+        "over the n samples of each task (repeatable; default: 1 when the predictions "
+        'carry "outputs"); K above a task\'s n is refused',
+    )
+    add_executor_options(
+        p,
+        "where code_exec programs run: local (this machine, --jobs at a time) or ray "
+        "(each program a Ray task on the cluster; pip install 'evalspec-contract[ray]')",
     )
     p.add_argument(
         "--seed",
@@ -120,11 +139,18 @@ def _progress(done: int, total: int) -> None:
     # About a hundred updates per run, whatever its size.
     if done != total and done % max(1, total // 100):
         return
+    width = 30
+    filled = width * done // max(total, 1)
+    bar = "#" * filled + "-" * (width - filled)
     end = "\n" if done == total else ""
-    print(f"\revalspec: scored {done}/{total}", end=end, file=sys.stderr, flush=True)
+    print(f"\revalspec: scored {done}/{total} [{bar}]", end=end, file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.executor == "ray":
+        from evalspec.executor import import_ray
+
+        import_ray()  # without the extra: say how to install it before reading anything
     registry = default_registry(args.spec_version)
     tasks_bytes = _read(args.tasks)
     predictions_bytes = _read(args.predictions)
@@ -163,6 +189,23 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.ray_address is not None and args.executor != "ray":
+        print("evalspec: error: --ray-address needs --executor ray", file=sys.stderr)
+        return EXIT_USAGE
+    pass_at = None
+    if args.pass_at is not None:
+        binary = {
+            t.task_id: len(predictions.samples[t.task_id])
+            for t in validation.validated
+            if registry.metric(t.metric_name).binary and t.task_id in predictions.samples
+        }
+        try:
+            pass_at = normalize_ks(args.pass_at)
+            # Refused before anything runs: k above a task's n is no estimate.
+            check_ks(pass_at, binary)
+        except PassAtKError as exc:
+            print(f"evalspec: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     notes = []
     if not validation.validated:
         # An empty dataset is a problem, not a score: its aggregates are all null.
@@ -174,18 +217,27 @@ def run(args: argparse.Namespace) -> int:
         )
     # Opened before scoring, so a sandbox that cannot reach the asked tier
     # stops the run before any task is scored.
-    sandbox = (
-        open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation) if code_tasks else None
-    )
-    scores = score_tasks(
-        validation.validated,
-        predictions.outputs,
-        registry=registry,
-        allow_code_exec=args.allow_code_exec,
-        sandbox=sandbox,
-        jobs=args.jobs,
-        progress=_progress if sys.stderr.isatty() else None,
-    )
+    with contextlib.ExitStack() as stack:
+        sandbox: Any = None
+        if code_tasks and args.executor == "ray":
+            from evalspec.executor import open_ray_sandbox, stdout_kept_for_reports
+
+            stack.enter_context(stdout_kept_for_reports())
+            sandbox = open_ray_sandbox(
+                args.allow_code_exec, address=args.ray_address, minimum_tier=args.min_isolation
+            )
+            stack.callback(sandbox.close)
+        elif code_tasks:
+            sandbox = open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
+        scores = score_tasks(
+            validation.validated,
+            predictions.for_scoring(),
+            registry=registry,
+            allow_code_exec=args.allow_code_exec,
+            sandbox=sandbox,
+            jobs=args.jobs,
+            progress=_progress if sys.stderr.isatty() else None,
+        )
     dataset = args.dataset or os.path.splitext(os.path.basename(args.tasks))[0]
     report = build_report(
         validation.validated,
@@ -199,6 +251,8 @@ def run(args: argparse.Namespace) -> int:
         tasks_sha256=hashlib.sha256(tasks_bytes).hexdigest(),
         predictions_sha256=hashlib.sha256(predictions_bytes).hexdigest(),
         notes=notes,
+        pass_at=pass_at,
+        executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
     )
     text = format_report(report, args.format)
     if args.output:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -21,7 +22,13 @@ def add_parser(sub: Any) -> None:
         description="Validate task files line by line. Exit 0 when every line is valid, "
         "1 when any line is not, 2 on usage or I/O errors.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="tasks.jsonl files")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="tasks.jsonl files; a quoted glob or fsspec URL ('s3://bucket/evals/*.jsonl') "
+        "is one dataset in shards, task ids unique across them",
+    )
     p.add_argument(
         "--format",
         choices=("text", "json", *FORMATS),
@@ -45,7 +52,24 @@ def add_parser(sub: Any) -> None:
         help="check each file in N processes (default: by file size, "
         "one per core for big files); output is the same for any N",
     )
+    add_executor_options(
+        p,
+        "where shards are checked: local (this process) or ray (in parallel on the "
+        "cluster; pip install 'evalspec-contract[ray]'); the output is the same",
+    )
     p.set_defaults(run=run)
+
+
+def add_executor_options(p: argparse.ArgumentParser, executor_help: str) -> None:
+    """``--executor local|ray`` and ``--ray-address``, as ``score`` and ``validate`` take them."""
+    p.add_argument("--executor", choices=("local", "ray"), default="local", help=executor_help)
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        default=None,
+        help="the Ray cluster for --executor ray (default: RAY_ADDRESS, else a running "
+        "local cluster, else a new one on this machine)",
+    )
 
 
 def _jobs(text: str) -> int:
@@ -64,12 +88,28 @@ def format_error(path: str, e: ErrorRecord) -> str:
 def run(args: argparse.Namespace) -> int:
     from evalspec.parallel import Tally, iter_problems
     from evalspec.progress import Progress
+    from evalspec.shards import is_pattern
 
+    executor = getattr(args, "executor", "local")
+    if getattr(args, "ray_address", None) is not None and executor != "ray":
+        print("evalspec: error: --ray-address needs --executor ray", file=sys.stderr)
+        return 2
+    if executor == "ray":
+        from evalspec.executor import import_ray
+
+        import_ray()  # without the extra: say how to install it before reading anything
     default_registry(args.spec_version)  # plugin errors surface before any file is read
     reports: list[dict[str, Any]] = []
     file_reports: list[FileReport] = []
+    datasets: list[dict[str, Any]] = []
     io_failed = problems = False
     for path in args.paths:
+        # A file whose name merely looks like a glob ("data[1].jsonl") is that file.
+        if executor == "ray" or (is_pattern(path) and not os.path.exists(path)):
+            found, failed = _run_sharded(args, path, reports, file_reports, datasets)
+            problems = problems or found
+            io_failed = io_failed or failed
+            continue
         result = ValidationResult(path=path)
         tally = Tally()
         progress = Progress.for_stream(sys.stderr, path)
@@ -106,8 +146,78 @@ def run(args: argparse.Namespace) -> int:
     if args.format in FORMATS:
         sys.stdout.write(render_reports(args.format, file_reports, command="evalspec validate"))
     elif args.format == "json":
-        json.dump({"files": reports}, sys.stdout, ensure_ascii=False, indent=2)
+        doc: dict[str, Any] = {"files": reports}
+        if datasets:
+            doc["datasets"] = datasets
+        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     if io_failed:
         return 2
     return 1 if problems else 0
+
+
+def _run_sharded(
+    args: argparse.Namespace,
+    pattern: str,
+    reports: list[dict[str, Any]],
+    file_reports: list[FileReport],
+    datasets: list[dict[str, Any]],
+) -> tuple[bool, bool]:
+    """Validate the shards of ``pattern`` as one dataset; ``(problems, io_failed)``."""
+    from evalspec.shards import ShardError, expand, validate_shards_local, validate_shards_ray
+
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\r{pattern}: {done}/{total} shards checked", end=end, file=sys.stderr, flush=True)
+
+    try:
+        shards = expand(pattern)
+        if args.executor == "ray":
+            from evalspec.executor import stdout_kept_for_reports
+
+            with stdout_kept_for_reports():
+                found = validate_shards_ray(
+                    shards,
+                    args.spec_version,
+                    address=args.ray_address,
+                    progress=progress if tty else None,
+                )
+        else:
+            found = validate_shards_local(
+                shards, args.spec_version, progress=progress if tty else None
+            )
+    except (OSError, ShardError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        print(f"evalspec: error: cannot read {pattern}: {reason}", file=sys.stderr)
+        reports.append({"path": pattern, "error": f"cannot read: {reason}"})
+        file_reports.append(FileReport(pattern, (), reason))
+        return False, True
+    total = invalid = 0
+    for shard in found:
+        errors = [e for verdict in shard.errors for e in verdict.errors]
+        result = ValidationResult(path=shard.shard, errors=errors)
+        result.total, result.invalid = shard.total, shard.invalid
+        total, invalid = total + shard.total, invalid + shard.invalid
+        if args.format == "text":
+            for e in errors:
+                print(format_error(shard.shard, e))
+            counts = f"{result.total} tasks, {result.valid} valid, {result.invalid} invalid"
+            print(f"{shard.shard}: {counts}")
+        reports.append(result.to_dict())
+        file_reports.append(FileReport(shard.shard, tuple(errors)))
+    summary = {
+        "pattern": pattern,
+        "shards": len(found),
+        "total": total,
+        "valid": total - invalid,
+        "invalid": invalid,
+    }
+    datasets.append(summary)
+    if args.format == "text":
+        print(
+            f"{pattern}: {len(found)} shards, {total} tasks, {total - invalid} valid, "
+            f"{invalid} invalid"
+        )
+    return invalid > 0, False

@@ -19,6 +19,11 @@ score of the slice (``aggregates.by_label`` / ``aggregates.by_category``), since
 score reports do not break slices down by metric. The config is validated up
 front: an unknown key, dataset or metric is an error, never a gate that
 silently passes.
+
+``pass@K`` (for example ``main: {pass@10: {min: 0.6}}``, or on a slice) gates
+the mean pass@K over the dataset's (or slice's) tasks with a binary metric,
+from the ``pass_at_k`` section of a report scored on n samples per task
+(``evalspec score --pass-at K``); a report without that figure fails the gate.
 """
 
 from __future__ import annotations
@@ -33,10 +38,13 @@ from typing import Any
 import attrs
 
 from evalspec.errors import EvalspecError
+from evalspec.passatk import parse_name
 from evalspec.project.yamlfile import YamlSyntaxError, load_mapping
 
 REPORT_SCHEMA = "evalspec/score-report"
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
+READABLE_SCHEMA_VERSIONS = (1, 2)
+"""Version 2 only added keys (samples, pass@k), so a version 1 report still gates."""
 _TARGET = re.compile(r"^(?P<dataset>[^\[\]\s]+)(?:\[(?P<label>[^=\]\s]+)=(?P<value>[^\]]+)\])?$")
 _THRESHOLD_KEYS = ("min", "max_drop")
 SLICE_METRIC = "score"
@@ -147,7 +155,8 @@ def parse_gates(
             continue
         for metric, spec in per_metric.items():
             mline = mapping.line_at("gates", str(target), str(metric))
-            if m["label"] is not None and metric != SLICE_METRIC:
+            is_pass_at = parse_name(str(metric)) is not None
+            if m["label"] is not None and metric != SLICE_METRIC and not is_pass_at:
                 problems.append(
                     (
                         mline,
@@ -157,10 +166,9 @@ def parse_gates(
                     )
                 )
                 continue
-            if m["label"] is None and metric not in metrics:
-                problems.append(
-                    (mline, f"unknown metric {metric!r} (metrics: {', '.join(sorted(metrics))})")
-                )
+            if m["label"] is None and metric not in metrics and not is_pass_at:
+                known = ", ".join(sorted(metrics))
+                problems.append((mline, f"unknown metric {metric!r} (metrics: {known}; or pass@K)"))
                 continue
             if not isinstance(spec, dict):
                 spec = {"min": spec}
@@ -233,11 +241,12 @@ def load_report(path: Path) -> dict[str, Any]:
         raise ReportError(f"{path} is not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != REPORT_SCHEMA:
         raise ReportError(f'{path} is not a score report ("schema": "{REPORT_SCHEMA}")')
-    if data.get("schema_version") != REPORT_SCHEMA_VERSION:
+    version = data.get("schema_version")
+    if isinstance(version, bool) or version not in READABLE_SCHEMA_VERSIONS:
+        readable = ", ".join(map(str, READABLE_SCHEMA_VERSIONS))
         raise ReportError(
             f"{path}: unsupported score-report schema_version "
-            f"{data.get('schema_version')!r} (this evalspec reads "
-            f"{REPORT_SCHEMA_VERSION})"
+            f"{version!r} (this evalspec reads {readable})"
         )
     if not isinstance(data.get("dataset"), str):
         raise ReportError(f"{path}: the report names no dataset")
@@ -261,7 +270,15 @@ def by_dataset(reports: Sequence[tuple[Path, dict[str, Any]]]) -> dict[str, dict
 def _stats(report: Mapping[str, Any], gate: Gate) -> Mapping[str, Any] | None:
     agg = report.get("aggregates", {})
     stats: Any
-    if gate.label is None:
+    if parse_name(gate.metric) is not None:
+        figures = _get(report, "pass_at_k", gate.metric)
+        if gate.label is None:
+            stats = _get(figures, "all")
+        elif gate.label == "category":
+            stats = _get(figures, "by_category", gate.value)
+        else:
+            stats = _get(figures, "by_label", gate.label, gate.value)
+    elif gate.label is None:
         stats = _get(agg, "by_metric", gate.metric)
     elif gate.label == "category":
         stats = _get(agg, "by_category", gate.value)
