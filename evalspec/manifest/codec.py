@@ -37,6 +37,10 @@ from evalspec.manifest.model import (
 )
 from evalspec.manifest.paths import find_root, path_collisions, path_syntax_problem
 from evalspec.manifest.problems import ManifestProblem
+from evalspec.safeload import DocumentError, json_depth_problem, read_bounded
+
+MAX_MANIFEST_BYTES = 64 << 20
+"""Largest manifest read (64 MiB: some 200,000 entries)."""
 
 _KNOWN_ENTRY_KEYS = ("path", "uri", "sha256", "size")
 
@@ -79,6 +83,9 @@ def parse_manifest(text: str, *, path: str | os.PathLike[str], root: Path) -> Ma
     value, parse_problems = parse_line(text)
     if parse_problems:
         raise ManifestFormatError(f"{shown}: {parse_problems[0].message}")
+    too_deep = json_depth_problem(value)
+    if too_deep is not None:
+        raise ManifestFormatError(f"{shown}: {too_deep}")
     if not isinstance(value, dict) or value.get("format") != FORMAT_NAME:
         raise ManifestFormatError(
             f'{shown}: not an evalspec manifest (expected "format": "{FORMAT_NAME}")'
@@ -151,9 +158,11 @@ def load_manifest(
     missing, unreadable or not a manifest.
     """
     try:
-        raw = Path(path).read_bytes()
+        raw = read_bounded(path, MAX_MANIFEST_BYTES)
     except OSError as exc:
         raise ManifestFormatError(f"cannot read manifest {path}: {exc.strerror or exc}") from exc
+    except DocumentError as exc:
+        raise ManifestFormatError(str(exc)) from None
     text, problem = decode_bytes(raw)
     if problem is not None or text is None:
         detail = problem.message if problem is not None else "not UTF-8"

@@ -30,6 +30,7 @@ from evalspec.project.layout import Layout
 from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
 from evalspec.project.records import is_lfs_pointer, read_records
 from evalspec.registry import Registry, default_registry
+from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
 from evalspec.validate import iter_validate
 
 _OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
@@ -323,8 +324,8 @@ class Linter:
         self._codeowners_file = codeowners.find_codeowners(self._owner_root)
         if self._codeowners_file is not None:
             try:
-                text = self._codeowners_file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_text_bounded(self._codeowners_file, MAX_TEXT_BYTES)
+            except (OSError, UnicodeDecodeError, DocumentError) as exc:
                 self.report.io_errors.append(f"cannot read {display(self._codeowners_file)}: {exc}")
             else:
                 self._codeowners = codeowners.parse_codeowners(text)
@@ -347,8 +348,8 @@ class Linter:
             )
             return
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_text_bounded(path)
+        except (OSError, UnicodeDecodeError, DocumentError) as exc:
             self.report.io_errors.append(f"cannot read {shown}: {exc}")
             return
         labels, problems = parse_labels(text)
@@ -423,8 +424,8 @@ class Linter:
             )
             return None
         try:
-            text = cpath.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_text_bounded(cpath, MAX_TEXT_BYTES)
+        except (OSError, UnicodeDecodeError, DocumentError) as exc:
             self.report.io_errors.append(f"cannot read {result.card}: {exc}")
             return None
         card, problems = parse_card(text)

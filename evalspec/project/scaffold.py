@@ -11,6 +11,7 @@ import attrs
 from evalspec.project import codeowners, gitrepo
 from evalspec.project.card import card_path, parse_card
 from evalspec.project.layout import DIRECTORIES
+from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, read_bounded
 
 EXAMPLE = "example"
 DEFAULT_OWNER = "@eval-owner"
@@ -155,7 +156,11 @@ def _card_owners(datasets: Path) -> list[str]:
         cpath = card_path(data)
         if not cpath.is_file():
             continue
-        card, _ = parse_card(cpath.read_text(encoding="utf-8", errors="replace"))
+        try:
+            text = read_bounded(cpath, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
+        except (OSError, DocumentError):
+            continue  # lint reports the unreadable card
+        card, _ = parse_card(text)
         if card is not None:
             owners.extend(o for o in card.owners if o not in owners)
     return owners
