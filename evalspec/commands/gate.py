@@ -59,6 +59,7 @@ def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalspec.atomicfile import write_report
     from evalspec.project.gates import (
         GateConfigError,
         ReportError,
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.markdown:
         try:
-            Path(args.markdown).write_text(to_markdown(verdicts), encoding="utf-8")
+            write_report(args.markdown, to_markdown(verdicts))
         except OSError as exc:
             print(
                 f"evalspec: error: cannot write {args.markdown}: {exc.strerror or exc}",

@@ -202,9 +202,10 @@ def run(args: argparse.Namespace) -> int:
     )
     text = format_report(report, args.format)
     if args.output:
+        from evalspec.atomicfile import write_report
+
         try:
-            with open(args.output, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
+            write_report(args.output, text)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             print(f"evalspec: error: cannot write {args.output}: {reason}", file=sys.stderr)

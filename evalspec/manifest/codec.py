@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalspec.atomicfile import resolve_for_write, write_atomic
 from evalspec.jsonline import decode_bytes, parse_line
 from evalspec.manifest.errors import ManifestFormatError
 from evalspec.manifest.model import (
@@ -191,18 +191,12 @@ def dumps_manifest(manifest: Manifest) -> str:
 
 
 def save_manifest(manifest: Manifest) -> None:
-    """Write the manifest atomically (temp file beside it, then ``os.replace``)."""
+    """Write the manifest atomically (temp file beside it, fsync, then ``os.replace``).
+
+    :raises UnsafePathError: the manifest path leads out of the repository by a symlink.
+    """
     target = manifest.path
+    # Checked before mkdir: a symlinked parent must not make us create directories outside.
+    resolve_for_write(target, manifest.root)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = dumps_manifest(manifest).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, dumps_manifest(manifest), root=manifest.root)
