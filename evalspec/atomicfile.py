@@ -81,7 +81,7 @@ def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]
     return Path(target)
 
 
-def _fsync_dir(directory: str | os.PathLike[str]) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
     # Makes the rename durable; not every platform can open a directory.
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
@@ -135,7 +135,7 @@ def write_atomic(
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     return True
 
 

@@ -137,8 +137,9 @@ def containment_problem(root: str | os.PathLike[str], path: str) -> str | None:
             target = os.path.realpath(current)
             if not _inside(root_real, target):
                 shown = "/".join(parts[: i + 1])
-                return f"{shown!r} is a symlink to {target}, outside the repository"
+                # Where it leads is not shown: the message must reveal nothing outside.
+                return f"{shown!r} is a symlink that leads outside the repository"
     final = os.path.realpath(os.path.join(root_real, *parts))
     if not _inside(root_real, final):
-        return f"path resolves to {final}, outside the repository"
+        return "path resolves to a place outside the repository"
     return None
