@@ -60,10 +60,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evalspec: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError:  # the output reader went away: never a clean exit
+        from evalspec.interrupts import EXIT_OUTPUT_CLOSED
+
+        return EXIT_OUTPUT_CLOSED
     return code
 
 
 def run() -> None:
-    sys.exit(main())
+    """The command (signals and closed pipes handled by :mod:`evalspec.interrupts`)."""
+    from evalspec.interrupts import run as run_command
+
+    run_command()

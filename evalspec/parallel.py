@@ -16,7 +16,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
-import signal
 import stat
 import sys
 from array import array
@@ -27,6 +26,7 @@ import attrs
 
 from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
+from evalspec.interrupts import in_worker
 from evalspec.registry import default_registry
 from evalspec.validate import LineResult, duplicate_record, line_verdict
 from evalspec.versions import SpecVersion
@@ -179,8 +179,9 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(spec_version: int | None, fast: bool) -> None:
-    # Ctrl-C is the parent's to handle: it stops the pool and exits 130.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C is the parent's to handle: it stops the pool and exits 130; SIGTERM
+    # ends a worker at once, silently.
+    in_worker()
     spec = default_registry(spec_version).spec
     _worker["spec"] = spec
     _worker["fast"] = FastPath(spec) if fast else None
