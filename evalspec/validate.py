@@ -26,6 +26,7 @@ import attrs
 
 from evalspec.fewshot import find_embedded_few_shot
 from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.linelimit import OverlongLine, bounded_lines, overlong_record
 from evalspec.model import ErrorRecord, TaskSpec
 from evalspec.registry import Registry, default_registry
 from evalspec.rules import MAX_FEW_SHOT
@@ -412,10 +413,16 @@ Source = str | os.PathLike[str] | IO[bytes] | Iterable[bytes]
 
 
 def read_lines(source: Source) -> Iterator[bytes]:
-    """The byte lines of ``source``, split at ``\\n`` only (a path is opened in binary)."""
+    """The byte lines of ``source``, split at ``\\n`` only (a path is opened in binary).
+
+    A line over :func:`evalspec.linelimit.max_line_bytes` comes as an
+    :class:`~evalspec.linelimit.OverlongLine` and is the last one read.
+    """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
-            yield from f
+            yield from bounded_lines(f)
+    elif hasattr(source, "readline"):
+        yield from bounded_lines(source)  # type: ignore[arg-type]
     else:
         yield from source
 
@@ -438,6 +445,8 @@ def iter_validate(
 
 def line_verdict(number: int, raw: bytes, spec: SpecVersion) -> LineResult | None:
     """The precise path on one line's bytes; ``None`` for a blank line."""
+    if isinstance(raw, OverlongLine):
+        return LineResult(number, None, (overlong_record(number, raw),))
     raw = line_content(raw, number)
     text, problem = decode_bytes(raw)
     if problem is not None:
@@ -482,7 +491,7 @@ def _iter_validate(source: Source, spec: SpecVersion, *, fast: bool) -> Iterator
     # --- end of hook
     first_seen: dict[str, int] = {}
     for number, raw in enumerate(read_lines(source), start=1):
-        obj = vouch(raw) if vouch is not None else None
+        obj = vouch(raw) if vouch is not None and not isinstance(raw, OverlongLine) else None
         if obj is not None:
             result = LineResult(number, TaskSpec.from_dict(obj), ())
         else:
