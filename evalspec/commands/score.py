@@ -36,6 +36,17 @@ def _non_negative(text: str) -> int:
     return value
 
 
+MAX_BOOTSTRAP = 100_000
+"""The most ``--bootstrap`` resamples: past this the interval stops moving, the run time not."""
+
+
+def _resamples(text: str) -> int:
+    value = _non_negative(text)
+    if value > MAX_BOOTSTRAP:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BOOTSTRAP}, got {value}")
+    return value
+
+
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "score",
@@ -83,10 +94,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--bootstrap",
-        type=_non_negative,
+        type=_resamples,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"bootstrap resamples per interval, 0 for none (default: {DEFAULT_RESAMPLES})",
+        help=f"bootstrap resamples per interval, 0 for none, at most {MAX_BOOTSTRAP} "
+        f"(default: {DEFAULT_RESAMPLES})",
     )
     p.add_argument(
         "--spec-version",

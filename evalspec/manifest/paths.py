@@ -18,6 +18,8 @@ from pathlib import Path
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _MAX_COMPONENT_BYTES = 255
+MAX_PATH_BYTES = 4095
+"""The longest path (PATH_MAX, 4096 on Linux, less its terminating NUL)."""
 
 
 def path_syntax_problem(path: object) -> tuple[str, str] | None:
@@ -34,6 +36,8 @@ def path_syntax_problem(path: object) -> tuple[str, str] | None:
         return "invalid_path", "path holds a NUL character"
     if any(unicodedata.category(c) == "Cc" for c in path):
         return "invalid_path", "path holds a control character"
+    if len(path.encode("utf-8")) > MAX_PATH_BYTES:
+        return "invalid_path", f"path is over {MAX_PATH_BYTES} bytes (PATH_MAX)"
     if path.startswith(("/", "\\")):
         return "path_traversal", "path is absolute; paths are relative to the repository root"
     if _DRIVE.match(path):

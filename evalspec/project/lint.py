@@ -291,6 +291,39 @@ def check_id_collisions(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorReco
     return out
 
 
+# Bidirectional-text controls (the "Trojan Source" characters): invisible, and they
+# reorder what a reviewer sees.
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def check_id_characters(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
+    """Task ids holding a control character or a bidirectional-text control.
+
+    The validator (spec v1, frozen) accepts them; they break terminals, logs,
+    CSV exports and file names built from ids, and can hide in a review.
+    """
+    out = []
+    for line, task in tasks:
+        bad = next(
+            (c for c in task.task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
+            None,
+        )
+        if bad is not None:
+            out.append(
+                _rec(
+                    line,
+                    "id_control_character",
+                    "task_id",
+                    f"task_id {task.task_id!r} holds the control character U+{ord(bad):04X}; "
+                    "use printable characters only",
+                    task.task_id,
+                )
+            )
+    return out
+
+
 # -- the linter ------------------------------------------------------------------------
 
 
@@ -398,6 +431,7 @@ class Linter:
         semantic += check_leakage(tasks)
         semantic += check_options(tasks, registry)
         semantic += check_id_collisions(tasks)
+        semantic += check_id_characters(tasks)
         semantic.sort(key=lambda e: e.line)
         raw_lines = data.split(b"\n")
         for e in semantic:
