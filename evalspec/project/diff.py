@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
@@ -156,29 +157,41 @@ def field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldC
 
 @attrs.define
 class _Side:
-    """One side of a diff: per task id its first line, a digest of that line (None
-    when compared by value) and how to read the record again."""
+    """One side of a diff, kept compact: per task id a position into flat arrays of
+    first line, byte offset, length and a 64-bit digest of the line (0: compare by
+    value), and a function that reads the record at a position again."""
 
-    ids: dict[str, tuple[int, bytes | None, Any]] = attrs.Factory(dict)
+    index: dict[str, int] = attrs.Factory(dict)
+    lines: array[int] = attrs.Factory(lambda: array("q"))
+    offsets: array[int] = attrs.Factory(lambda: array("q"))
+    lengths: array[int] = attrs.Factory(lambda: array("q"))
+    digests: array[int] = attrs.Factory(lambda: array("Q"))
     repeats: dict[str, list[int]] = attrs.Factory(dict)
     unmatched: list[int] = attrs.Factory(list)
     total: int = 0
-    load: Callable[[Any], Mapping[str, Any]] = lambda ref: ref
+    load: Callable[[int], Mapping[str, Any]] = attrs.field(default=lambda at: {})
 
-    def note(self, task_id: str, line: int, digest: bytes | None, ref: Any) -> None:
-        first = self.ids.get(task_id)
-        if first is None:
-            self.ids[task_id] = (line, digest, ref)
+    def note(self, task_id: str, line: int, digest: int, offset: int, length: int) -> None:
+        at = self.index.get(task_id)
+        if at is None:
+            self.index[task_id] = len(self.lines)
+            self.lines.append(line)
+            self.digests.append(digest)
+            self.offsets.append(offset)
+            self.lengths.append(length)
         else:
-            self.repeats.setdefault(task_id, [first[0]]).append(line)
+            self.repeats.setdefault(task_id, [self.lines[at]]).append(line)
 
 
 def _records_side(records: Records) -> _Side:
-    side = _Side(total=len(records.values) + len(records.unparsed))
+    kept: list[Mapping[str, Any]] = []
+    side = _Side(total=len(records.values) + len(records.unparsed), load=kept.__getitem__)
     side.unmatched.extend(records.unparsed)
     for line, value in records.values:
         if isinstance(value, dict) and isinstance(value.get("task_id"), str):
-            side.note(value["task_id"], line, None, value)
+            if value["task_id"] not in side.index:
+                kept.append(value)
+            side.note(value["task_id"], line, 0, 0, 0)
         else:
             side.unmatched.append(line)
     return side
@@ -206,17 +219,23 @@ def _parse(raw: bytes) -> Any:
     return None if problems else value
 
 
-def _stream_side(stream: IO[bytes] | None) -> _Side:
-    if stream is None:
-        return _Side()
+def _digest(content: bytes) -> int:
+    # Never 0, which stands for "compare by value".
+    return int.from_bytes(hashlib.blake2b(content, digest_size=8).digest(), "big") or 1
 
-    def load(ref: tuple[int, int, int]) -> Mapping[str, Any]:
-        number, offset, length = ref
-        stream.seek(offset)
-        value: Mapping[str, Any] = _parse(_content(stream.read(length), number))
+
+def _stream_side(stream: IO[bytes] | None) -> _Side:
+    side = _Side()
+    if stream is None:
+        return side
+
+    def load(at: int) -> Mapping[str, Any]:
+        stream.seek(side.offsets[at])
+        raw = stream.read(side.lengths[at])
+        value: Mapping[str, Any] = _parse(_content(raw, side.lines[at]))
         return value
 
-    side = _Side(load=load)
+    side.load = load
     for number, offset, raw in _numbered(stream):
         if isinstance(raw, OverlongLine):
             side.total += 1
@@ -233,8 +252,7 @@ def _stream_side(stream: IO[bytes] | None) -> _Side:
             if problems:
                 value = None
         if isinstance(value, dict) and isinstance(value.get("task_id"), str):
-            digest = hashlib.blake2b(content, digest_size=16).digest()
-            side.note(value["task_id"], number, digest, (number, offset, len(raw)))
+            side.note(value["task_id"], number, _digest(content), offset, len(raw))
         else:
             side.unmatched.append(number)
     return side
@@ -265,13 +283,16 @@ def _diff_sides(a: _Side, b: _Side, old_label: str, new_label: str) -> DatasetDi
             diff.unmatched[name] = sorted(side.unmatched)
         if side.repeats:
             diff.repeated[name] = side.repeats
-    diff.added = [_brief(b.load(ref)) for tid, (_, _, ref) in b.ids.items() if tid not in a.ids]
-    diff.removed = [_brief(a.load(ref)) for tid, (_, _, ref) in a.ids.items() if tid not in b.ids]
-    for tid, (_, digest, ref) in b.ids.items():
-        old = a.ids.get(tid)
-        if old is None or (digest is not None and digest == old[1]):
-            continue  # added, or the very same line
-        old_rec, new_rec = a.load(old[2]), b.load(ref)
+    diff.added = [_brief(b.load(at)) for tid, at in b.index.items() if tid not in a.index]
+    diff.removed = [_brief(a.load(at)) for tid, at in a.index.items() if tid not in b.index]
+    for tid, at in b.index.items():
+        old_at = a.index.get(tid)
+        if old_at is None:
+            continue
+        digest = b.digests[at]
+        if digest and digest == a.digests[old_at]:
+            continue  # the very same line
+        old_rec, new_rec = a.load(old_at), b.load(at)
         changes = _safe_changes(old_rec, new_rec)
         if changes:
             diff.changed.append(TaskChange(tid, tuple(changes), _brief(old_rec), _brief(new_rec)))
