@@ -30,8 +30,8 @@ MAX_NODES = 100_000
 """Most nodes in one YAML document after every alias is expanded."""
 MAX_YAML_BYTES = 1 << 20
 """Largest YAML document (1 MiB): config files and card front matter are small."""
-MAX_JSON_BYTES = 512 << 20
-"""Largest JSON document (512 MiB): score reports of large datasets are big."""
+MAX_JSON_BYTES = 256 << 20
+"""Largest JSON document (256 MiB): score reports of large datasets are big."""
 MAX_TEXT_BYTES = 16 << 20
 """Largest data card or CODEOWNERS file (16 MiB); its YAML front matter has the YAML limit."""
 
@@ -236,9 +236,10 @@ def compose_yaml(text: str, *, libyaml: bool = True) -> tuple[Any, Any]:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise DocumentError(
-            f"not valid YAML: {exc.problem}", mark.line + 1 if mark is not None else 1
-        ) from None
+        line = mark.line + 1 if mark is not None else 1
+        if "nesting depth" in str(exc.problem):  # libyaml's own, higher, depth limit
+            raise DocumentError(f"nesting is deeper than {MAX_DEPTH} levels", line) from None
+        raise DocumentError(f"not valid YAML: {exc.problem}", line) from None
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}") from None
     except RecursionError:  # belt and braces: MAX_DEPTH stops long before
