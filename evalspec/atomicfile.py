@@ -111,7 +111,7 @@ def write_atomic(
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     target = resolve_for_write(path, root)
-    if create_only and os.path.lexists(target):
+    if create_only and (os.path.lexists(path) or os.path.lexists(target)):
         return False
     with contextlib.suppress(OSError):
         mode = stat.S_IMODE(os.stat(target).st_mode)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import attrs
 
-from evalspec.atomicfile import repository_lock
+from evalspec.atomicfile import repository_lock, resolve_for_write
 from evalspec.manifest.codec import load_manifest, new_manifest, save_manifest
 from evalspec.manifest.digest import file_sha256
 from evalspec.manifest.errors import ManifestError
@@ -124,6 +124,8 @@ def _add_locked(
     for clash, earlier, code, message in path_collisions(e.path for e in updated.entries):
         if path in (clash, earlier):
             raise ManifestError(f"{clash}: {code}: {message}")
+    if gitignore:  # refused before the manifest changes, not half-way through
+        resolve_for_write(manifest.root / ".gitignore", manifest.root)
     save_manifest(updated)
     added = ensure_ignored(manifest.root, path) if gitignore else False
     return AddResult(
