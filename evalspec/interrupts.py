@@ -63,14 +63,40 @@ def _harden() -> None:
         signal.signal(signum, _exit_now)
 
 
+_OWNER: list[int] = []
+"""The pid that installed the handlers: a forked worker inherits them before it can
+reset them (:func:`in_worker`), and must not unwind the parent's way."""
+
+
+def _in_a_fork() -> bool:
+    return bool(_OWNER) and os.getpid() != _OWNER[0]
+
+
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    if _in_a_fork():
+        return  # Ctrl-C is the parent's to handle
     _harden()
     raise KeyboardInterrupt
 
 
 def _on_terminate(signum: int, frame: FrameType | None) -> None:
+    if _in_a_fork():
+        os._exit(128 + signum)
     _harden()
     raise Terminated(signum)
+
+
+def _unraisable(info: Any) -> None:
+    # The exception of a signal can land where Python cannot raise it (a weakref
+    # callback of the import system, a __del__): it would be printed as "Exception
+    # ignored" and lost, and the run would go on. End the run as the signal asks.
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        with contextlib.suppress(OSError):
+            os.write(2, b"evalspec: interrupted\n")
+        os._exit(EXIT_INTERRUPTED)
+    if isinstance(info.exc_value, Terminated):
+        os._exit(128 + info.exc_value.signum)
+    sys.__unraisablehook__(info)
 
 
 def install() -> None:
@@ -78,6 +104,8 @@ def install() -> None:
 
     A signal the parent process set to be ignored (``nohup``) stays ignored.
     """
+    _OWNER[:] = [os.getpid()]
+    sys.unraisablehook = _unraisable
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _on_sigint)
     for signum in _TERMINATING:
@@ -87,10 +115,24 @@ def install() -> None:
 
 def in_worker() -> None:
     """For worker processes: Ctrl-C is the parent's to handle; SIGTERM and SIGHUP
-    end the worker at once, silently (a forked worker inherits the parent's handlers)."""
+    end the worker at once, silently (a forked worker inherits the parent's handlers);
+    on Linux the worker is killed when the parent dies, however it dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in _TERMINATING:
         signal.signal(signum, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL))
+    # The parent may have died before the call above: then it never fires.
+    if _OWNER and os.getppid() != _OWNER[0]:
+        os._exit(128 + int(signal.SIGTERM))
 
 
 class _OutputGuard:
