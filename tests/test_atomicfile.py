@@ -13,6 +13,7 @@ from pathlib import Path
 
 import example_plugin
 import pytest
+from hostile_helpers import evalspec, git_repo
 
 from evalspec.atomicfile import (
     UnsafePathError,
@@ -21,24 +22,6 @@ from evalspec.atomicfile import (
     resolve_for_write,
     write_atomic,
 )
-
-
-def evalspec(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def git_repo(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
-    return path
-
 
 # -- the module -------------------------------------------------------------------
 

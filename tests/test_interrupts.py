@@ -26,26 +26,26 @@ def _task() -> dict[str, object]:
     return first
 
 
+def _valid_file(path: Path, n: int) -> Path:
+    task = _task()
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps({**task, "task_id": f"id_{i}"}) + "\n")
+    return path
+
+
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A valid file of about 10 MB."""
-    path = tmp_path_factory.mktemp("clean") / "clean.jsonl"
-    task = _task()
-    with path.open("w") as f:
-        for i in range(60_000):
-            f.write(json.dumps({**task, "task_id": f"id_{i}"}) + "\n")
-    return path
+    return _valid_file(tmp_path_factory.mktemp("clean") / "clean.jsonl", 60_000)
 
 
 @pytest.fixture(scope="module")
-def huge(tmp_path_factory: pytest.TempPathFactory, clean: Path) -> Path:
+def huge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A valid file of about 80 MB: ``--jobs 2`` is still busy when the signal comes."""
-    path = tmp_path_factory.mktemp("huge") / "huge.jsonl"
-    task = _task()
-    with path.open("w") as f:
-        for i in range(480_000):
-            f.write(json.dumps({**task, "task_id": f"id_{i}"}) + "\n")
-    return path
+    path = _valid_file(tmp_path_factory.mktemp("huge") / "huge.jsonl", 480_000)
+    yield path
+    path.unlink()  # /tmp is shared
 
 
 @pytest.fixture

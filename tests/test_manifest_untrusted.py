@@ -12,13 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hostile_helpers import evalspec, git_repo
 
 from evalspec.manifest import FetchLimits, fetch
 
 
-def git_repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+def repo_with_datasets(path: Path) -> Path:
+    git_repo(path)
     (path / "datasets").mkdir()
     return path
 
@@ -34,24 +34,13 @@ def entry(path: str, uri: str, size: int, sha256: str = "0" * 64) -> dict[str, o
     return {"path": path, "uri": uri, "size": size, "sha256": sha256}
 
 
-def evalspec(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def leftovers(repo: Path) -> list[str]:
     return sorted(p.name for p in repo.rglob("*") if p.name.endswith(".evalspec-part"))
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return git_repo(tmp_path / "repo")
+    return repo_with_datasets(tmp_path / "repo")
 
 
 def test_dev_zero_with_a_terabyte_is_refused_before_any_byte(repo: Path) -> None:

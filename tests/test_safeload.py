@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hostile_helpers import evalspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -311,21 +310,10 @@ def test_a_score_report_over_the_size_limit_is_refused(
 # -- end to end: the commands ------------------------------------------------------
 
 
-def _evalspec(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 @pytest.fixture
 def layout(tmp_path: Path) -> Path:
     root = tmp_path / "evals"
-    proc = _evalspec(tmp_path, "init", str(root))
+    proc = evalspec(tmp_path, "init", str(root))
     assert proc.returncode == 0, proc.stderr
     return root
 
@@ -343,7 +331,7 @@ def test_lint_reports_a_hostile_config_as_one_line_and_exits_1(
 ) -> None:
     (layout / rel).write_text(text)
     start = time.monotonic()
-    proc = _evalspec(layout, "lint")
+    proc = evalspec(layout, "lint")
     assert time.monotonic() - start < 30
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
@@ -364,11 +352,11 @@ def test_gate_refuses_hostile_documents_with_exit_2(
 ) -> None:
     (layout / rel).write_text(text)
     if rel == "report.json":
-        proc = _evalspec(layout, "gate", "report.json")
+        proc = evalspec(layout, "gate", "report.json")
     else:
         good = layout / "report.json"
         good.write_text("{}")
-        proc = _evalspec(layout, "gate", "report.json")
+        proc = evalspec(layout, "gate", "report.json")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     name = Path(rel).name
