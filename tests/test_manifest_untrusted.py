@@ -163,3 +163,15 @@ def test_a_signal_during_fetch_removes_the_temp_file(repo: Path, signum: int) ->
     assert b"Traceback" not in err
     assert leftovers(repo) == []
     assert not (repo / "datasets" / "big.bin").exists()
+
+
+def test_a_manifest_that_is_a_symlink_out_of_the_repository_is_not_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret\n")
+    (repo / "datasets" / "manifest.json").symlink_to(secret)
+    done = evalspec(repo, "manifest", "verify")
+    assert done.returncode == 2
+    assert "symlink that leads outside the repository" in done.stderr
+    assert "column" not in done.stderr  # nothing about the file's content

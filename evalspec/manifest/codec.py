@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalspec.atomicfile import resolve_for_write, write_atomic
+from evalspec.atomicfile import UnsafePathError, resolve_for_write, write_atomic
 from evalspec.jsonline import decode_bytes, parse_line
 from evalspec.manifest.errors import ManifestFormatError
 from evalspec.manifest.model import (
@@ -157,6 +157,15 @@ def load_manifest(
     current directory. Raises :class:`ManifestFormatError` when the file is
     missing, unreadable or not a manifest.
     """
+    resolved_root = Path(root) if root is not None else find_root(Path(path).parent)
+    try:
+        # A manifest that a symlink sends out of the repository is not read at all:
+        # its error messages would tell something about that file.
+        resolve_for_write(path, resolved_root)
+    except UnsafePathError:
+        raise ManifestFormatError(
+            f"{path}: the manifest is a symlink that leads outside the repository"
+        ) from None
     try:
         raw = read_bounded(path, MAX_MANIFEST_BYTES)
     except OSError as exc:
@@ -167,7 +176,6 @@ def load_manifest(
     if problem is not None or text is None:
         detail = problem.message if problem is not None else "not UTF-8"
         raise ManifestFormatError(f"{path}: {detail}")
-    resolved_root = Path(root) if root is not None else find_root(Path(path).parent)
     return parse_manifest(text, path=path, root=resolved_root)
 
 
