@@ -68,7 +68,8 @@ def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]
     target = os.path.join(parent, os.path.basename(absolute))
     if os.path.islink(target):
         target = os.path.realpath(target)
-    if _lexically_inside(root, absolute):
+    # The root may be spelled through a symlink, or resolved (as git gives it).
+    if _lexically_inside(root, absolute) or _lexically_inside(os.path.realpath(root), absolute):
         root_real = os.path.realpath(root)
         if not _inside(root_real, parent):
             raise UnsafePathError(
