@@ -127,3 +127,18 @@ def test_bootstrap_has_a_ceiling(tmp_path: Path) -> None:
         timeout=120,
     )
     assert ok.returncode in (0, 1), ok.stderr
+
+
+def test_score_of_dev_zero_ends_with_an_error(tmp_path: Path) -> None:
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"task_id": "a", "output": "x"}\n')
+    done = subprocess.run(
+        [*COMMAND, "score", "/dev/zero", str(preds)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, MAX_LINE_ENV: "100000"},
+    )
+    assert done.returncode == 2
+    assert "/dev/zero: the line is longer than the maximum of 100000 bytes" in done.stderr

@@ -116,12 +116,24 @@ def add_parser(sub: Any) -> None:
 
 
 def _read(path: str) -> bytes | None:
+    from evalspec.linelimit import max_line_bytes, overlong_message
+
+    limit = max_line_bytes()
+    parts: list[bytes] = []
+    run = 0  # bytes since the last line break: a file without them must not fill memory
     try:
         with open(path, "rb") as f:
-            return f.read()
+            while chunk := f.read(1 << 20):
+                parts.append(chunk)
+                cut = chunk.rfind(b"\n")
+                run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
+                if run > limit:
+                    print(f"evalspec: error: {path}: {overlong_message(limit)}", file=sys.stderr)
+                    return None
     except OSError as exc:
         print(f"evalspec: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return None
+    return b"".join(parts)
 
 
 def _format_problem(path: str, p: PredictionProblem) -> str:
