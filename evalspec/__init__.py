@@ -6,7 +6,33 @@ is loaded until a registry is needed.
 
 from __future__ import annotations
 
-import importlib
+
+def _quiet_ctrl_c_while_the_command_starts() -> None:
+    # Only in the ``evalspec`` command, never for a library user: until
+    # evalspec.interrupts takes over, Ctrl-C ends the start-up with exit 130 and no
+    # traceback. First thing in the package, so the window before it is Python's own.
+    import os
+    import signal
+    import sys
+
+    argv = getattr(sys, "orig_argv", sys.argv)
+    command = os.path.basename(sys.argv[0]) if sys.argv else ""
+    as_module = "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "evalspec"
+    if command not in ("evalspec", "evalspec.exe") and not as_module:
+        return
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        os.write(2, b"evalspec: interrupted\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
+_quiet_ctrl_c_while_the_command_starts()
+
+import importlib  # noqa: E402
 
 # Not `from typing import TYPE_CHECKING`: importing typing costs ~10 ms at start-up.
 # Type checkers treat any name TYPE_CHECKING as true.

@@ -1,5 +1,5 @@
 """``python -m evalspec`` is the ``evalspec`` command."""
 
-from evalspec.cli import run
+from evalspec.interrupts import run
 
 run()

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from evalspec import __version__
 from evalspec.errors import EvalspecError
+from evalspec.exitcodes import EXIT_OUTPUT_CLOSED, EXIT_USAGE
 
 COMMANDS = (
     "validate",
@@ -23,8 +24,6 @@ COMMANDS = (
     "manifest",
 )
 """Subcommand modules of :mod:`evalspec.commands`; each has ``add_parser`` and ``run``."""
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -60,10 +59,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evalspec: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError:  # the output reader went away: never a clean exit
+        return EXIT_OUTPUT_CLOSED
     return code
-
-
-def run() -> None:
-    sys.exit(main())

@@ -17,7 +17,6 @@ import heapq
 import io
 import itertools
 import os
-import signal
 import stat
 import sys
 from array import array
@@ -28,6 +27,8 @@ import attrs
 
 from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
+from evalspec.interrupts import in_worker
+from evalspec.linelimit import OverlongLine, max_line_bytes, overlong_record
 from evalspec.registry import default_registry
 from evalspec.validate import LineResult, duplicate_record, line_verdict, read_lines
 from evalspec.versions import SpecVersion
@@ -80,15 +81,19 @@ def default_jobs(size: int) -> int:
     return max(1, min(cores, size // MIN_BYTES_PER_JOB))
 
 
-def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> list[int]:
+def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> list[int] | None:
     """Byte offsets ``0 = b0 < b1 < ... < bn = size``, each the start of a line (``[0]``
-    for an empty file)."""
+    for an empty file); None when a line is over the line limit (read it serially)."""
     bounds = [0]
+    limit = max_line_bytes()
     with open(path, "rb") as f:
         at = chunk_bytes
         while at < size:
             f.seek(at - 1)
-            f.readline()  # to the end of the line holding byte at-1
+            # To the end of the line holding byte at-1, never more than the line limit.
+            tail = f.readline(limit + 1)
+            if len(tail) > limit and not tail.endswith(b"\n"):
+                return None
             pos = f.tell()
             if pos >= size:
                 break
@@ -146,9 +151,11 @@ def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | Non
 
 
 def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
-    """``(start offset, whole lines)`` blocks of a stream (a pipe works too)."""
+    """``(start offset, whole lines)`` blocks of a stream (a pipe works too); a line
+    over the line limit comes as an :class:`OverlongLine` block, the last one."""
     start = 0
     rest = b""
+    limit = max_line_bytes()
     while True:
         data = stream.read(block_bytes)
         if not data:
@@ -158,8 +165,13 @@ def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
         cut = data.rfind(b"\n") + 1
         if cut == 0:  # no line ends in this read: gather reads until one does
             parts = [rest, data]
+            gathered = len(rest) + len(data)
             while cut == 0:
+                if gathered > limit:
+                    yield start, OverlongLine(b"".join(parts)[:80])
+                    return
                 data = stream.read(block_bytes)
+                gathered += len(data)
                 if not data:
                     yield start, b"".join(parts)
                     return
@@ -170,8 +182,24 @@ def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
         else:
             block = rest + data[:cut] if rest else data[:cut]
         rest = data[cut:]
+        over = _first_overlong(block, limit) if len(block) > limit else None
+        if over is not None:
+            if over:
+                yield start, block[:over]
+            yield start + over, OverlongLine(block[over : over + 80])
+            return
         yield start, block
         start += len(block)
+
+
+def _first_overlong(block: bytes, limit: int) -> int | None:
+    """The offset of the first line of ``block`` longer than ``limit`` bytes, if any."""
+    offset = 0
+    for line in block.split(b"\n"):
+        if len(line) > limit:
+            return offset
+        offset += len(line) + 1
+    return None
 
 
 # -- worker processes -------------------------------------------------------------
@@ -180,8 +208,9 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(spec_version: int | None, fast: bool) -> None:
-    # Ctrl-C is the parent's to handle: it stops the pool and exits 130.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C is the parent's to handle: it stops the pool and exits 130; SIGTERM
+    # ends a worker at once, silently.
+    in_worker()
     spec = default_registry(spec_version).spec
     _worker["spec"] = spec
     _worker["fast"] = FastPath(spec) if fast else None
@@ -230,16 +259,24 @@ def iter_problems(
         regular = stat.S_ISREG(st.st_mode)
         tally.size = st.st_size if regular else 0
         n_jobs = default_jobs(tally.size) if jobs is None else max(1, jobs)
-        if not regular or n_jobs == 1 or tally.size <= chunk_bytes:
+        bounds = None
+        # A line limit below the chunk size is checked line by line, in this process.
+        if regular and n_jobs > 1 and tally.size > chunk_bytes and max_line_bytes() >= chunk_bytes:
+            bounds = chunk_bounds(path, tally.size, chunk_bytes)
+        if bounds is None:
             fast_path = FastPath(spec) if fast else None
             for start, data in _blocks(f, chunk_bytes):
+                if isinstance(data, OverlongLine):
+                    tally.total += 1
+                    tally.invalid += 1
+                    yield LineResult(first_line, None, (overlong_record(first_line, data),))
+                    return
                 result = check_block(data, start, spec, fast_path)
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
                 first_line += result.lines
                 if on_chunk is not None:
                     on_chunk(tally)
             return
-        bounds = chunk_bounds(path, tally.size, chunk_bytes)
         spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
         pool = _context().Pool(
             min(n_jobs, len(spans)), initializer=_init_worker, initargs=(spec_version, fast)

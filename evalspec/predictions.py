@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.linelimit import OverlongLine, overlong_message
 from evalspec.validate import Source, line_content, read_lines
 
 PREDICTION_RULES: MappingProxyType[str, str] = MappingProxyType(
@@ -163,6 +164,10 @@ def read_predictions(
     known = set(task_ids)
     rejected = set(invalid_task_ids) - known
     for number, raw in enumerate(read_lines(source), start=1):
+        if isinstance(raw, OverlongLine):
+            total += 1
+            problems.append(PredictionProblem(number, "invalid_json", overlong_message()))
+            continue
         text, problem = decode_bytes(line_content(raw, number))
         if problem is not None:
             total += 1

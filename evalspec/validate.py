@@ -26,6 +26,7 @@ import attrs
 
 from evalspec.fewshot import find_embedded_few_shot
 from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.linelimit import OverlongLine, bounded_lines, overlong_record
 from evalspec.model import ErrorRecord, TaskSpec
 from evalspec.registry import Registry, default_registry
 from evalspec.rules import MAX_FEW_SHOT
@@ -417,16 +418,16 @@ def read_lines(source: Source) -> Iterator[bytes]:
     The one line reader: validation, predictions, the parallel validator's
     blocks and the evals-as-code records all split lines with it. Each line
     keeps its ending; :func:`line_content` drops it.
+    A line over :func:`evalspec.linelimit.max_line_bytes` comes as an
+    :class:`~evalspec.linelimit.OverlongLine` and is the last one read.
     """
     if isinstance(source, (str, os.PathLike)):
-        return _file_lines(source)
-    # No generator around a stream: its own iterator splits in C.
-    return iter(source)
-
-
-def _file_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
-    with open(path, "rb") as f:
-        yield from f
+        with open(source, "rb") as f:
+            yield from bounded_lines(f)
+    elif hasattr(source, "readline"):
+        yield from bounded_lines(source)  # type: ignore[arg-type]
+    else:
+        yield from source
 
 
 def iter_validate(
@@ -447,6 +448,8 @@ def iter_validate(
 
 def line_verdict(number: int, raw: bytes, spec: SpecVersion) -> LineResult | None:
     """The precise path on one line's bytes; ``None`` for a blank line."""
+    if isinstance(raw, OverlongLine):
+        return LineResult(number, None, (overlong_record(number, raw),))
     raw = line_content(raw, number)
     text, problem = decode_bytes(raw)
     if problem is not None:
@@ -491,7 +494,7 @@ def _iter_validate(source: Source, spec: SpecVersion, *, fast: bool) -> Iterator
     # --- end of hook
     first_seen: dict[str, int] = {}
     for number, raw in enumerate(read_lines(source), start=1):
-        obj = vouch(raw) if vouch is not None else None
+        obj = vouch(raw) if vouch is not None and not isinstance(raw, OverlongLine) else None
         if obj is not None:
             result = LineResult(number, TaskSpec.from_dict(obj), ())
         else:

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from evalspec.cli import main
 from evalspec.manifest import (
     PROBLEM_CODES,
+    FetchLimits,
     FetchResult,
     Manifest,
     ManifestEntry,
@@ -51,6 +52,8 @@ HELLO_CRLF_SHA = "cd2eca3535741f27a8ae40c31b0c41d4057a7a7b912b33b9aed86485d1c846
 EMPTY_SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 DATA = b"".join(b'{"task_id": "t%d", "prompt": "p"}\n' % i for i in range(2000))
 DATA_SHA = hashlib.sha256(DATA).hexdigest()
+# The tests' file:// store is outside the repository, which fetch refuses by default.
+OUTSIDE = FetchLimits(allow_outside_root=True)
 
 
 def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -258,7 +261,7 @@ def test_escaping_or_malformed_paths_are_refused_by_verify_and_fetch(
     problems = verify(manifest, root=repo)
     assert codes(problems) in (["path_traversal"], ["invalid_path"])
     before = sorted(p.relative_to(repo.parent) for p in repo.parent.rglob("*"))
-    result = fetch(manifest, root=repo)
+    result = fetch(manifest, root=repo, limits=OUTSIDE)
     assert result.fetched == ()
     assert codes(result.problems) == codes(problems)
     after = sorted(p.relative_to(repo.parent) for p in repo.parent.rglob("*"))
@@ -301,7 +304,7 @@ def test_symlink_component_to_outside_is_path_traversal(
     problems = verify(manifest, root=repo)
     assert codes(problems) == ["path_traversal"] * 3
     assert "symlink" in problems[0].message
-    result = fetch(manifest, root=repo, force=True)
+    result = fetch(manifest, root=repo, force=True, limits=OUTSIDE)
     assert codes(result.problems) == ["path_traversal"] * 3
     assert sorted(p.name for p in outside.iterdir()) == ["big.bin"]
     assert present_entries(manifest, root=repo) == []
@@ -566,7 +569,7 @@ def test_fetch_brings_missing_files_and_leaves_intact_ones(
             entry("datasets/here.bin", HELLO, (store / "absent").as_uri()),
         ],
     )
-    code, out, _ = cli(capsys, "manifest", "fetch", "--root", str(repo))
+    code, out, _ = cli(capsys, "manifest", "fetch", "--allow-outside-root", "--root", str(repo))
     assert code == 0, out
     target = repo / "datasets" / "nested" / "dir" / "big.jsonl"
     assert target.read_bytes() == DATA
@@ -589,7 +592,7 @@ def test_fetch_of_corrupted_source_leaves_nothing_at_the_target(
             entry("datasets/pointer.jsonl", DATA, (store / "pointer").as_uri()),
         ],
     )
-    code, out, _ = cli(capsys, "manifest", "fetch", "--root", str(repo))
+    code, out, _ = cli(capsys, "manifest", "fetch", "--allow-outside-root", "--root", str(repo))
     assert code == 1
     assert sorted(p.name for p in (repo / "datasets").iterdir()) == ["manifest.json"]
     assert "datasets/big.jsonl: hash_mismatch" in out
@@ -600,7 +603,7 @@ def test_fetch_of_corrupted_source_leaves_nothing_at_the_target(
 def test_fetch_aborts_an_oversized_source(repo: Path, store: Path) -> None:
     (store / "big").write_bytes(DATA + b"more")
     manifest = write_manifest(repo, [entry("datasets/big", DATA, (store / "big").as_uri())])
-    result = fetch(manifest, root=repo)
+    result = fetch(manifest, root=repo, limits=OUTSIDE)
     assert codes(result.problems) == ["download_too_large"]
     assert sorted(p.name for p in (repo / "datasets").iterdir()) == ["manifest.json"]
 
@@ -625,7 +628,7 @@ def test_fetch_stops_reading_one_byte_past_the_declared_size(repo: Path, tmp_pat
     thread.start()
     manifest = write_manifest(repo, [entry("datasets/big", b"x" * 100, fifo.as_uri())])
     try:
-        result = fetch(manifest, root=repo)
+        result = fetch(manifest, root=repo, limits=OUTSIDE)
     finally:
         # Unblock the writer even if fetch never opened the FIFO.
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
@@ -645,18 +648,18 @@ def test_fetch_replaces_a_mismatching_file_only_with_force_and_verified_bytes(
     (store / "bad").write_bytes(DATA[:-1] + b"!")
     manifest = write_manifest(repo, [entry("datasets/big", DATA, (store / "bad").as_uri())])
 
-    result = fetch(manifest, root=repo)
+    result = fetch(manifest, root=repo, limits=OUTSIDE)
     assert codes(result.problems) == ["size_mismatch"]
     assert "--force" in result.problems[0].message
     assert target.read_bytes() == b"stale"
 
-    result = fetch(manifest, root=repo, force=True)
+    result = fetch(manifest, root=repo, force=True, limits=OUTSIDE)
     assert codes(result.problems) == ["hash_mismatch"]
     assert target.read_bytes() == b"stale"  # a bad download never replaces the file
     assert leftovers(target.parent) == []
 
     write_manifest(repo, [entry("datasets/big", DATA, (store / "good").as_uri())])
-    result = fetch(manifest, root=repo, force=True)
+    result = fetch(manifest, root=repo, force=True, limits=OUTSIDE)
     assert [e.path for e in result.fetched] == ["datasets/big"]
     assert target.read_bytes() == DATA
 
@@ -671,7 +674,9 @@ def test_fetch_of_an_unreadable_source_is_an_io_error(
             entry("datasets/b", HELLO, "file://otherhost/x"),
         ],
     )
-    code, out, _ = cli(capsys, "manifest", "fetch", "--root", str(repo), "--format", "json")
+    code, out, _ = cli(
+        capsys, "manifest", "fetch", "--allow-outside-root", "--root", str(repo), "--format", "json"
+    )
     assert code == 2
     doc = json.loads(out)
     assert [p["code"] for p in doc["problems"]] == ["source_unreadable", "source_unreadable"]
@@ -685,10 +690,14 @@ def test_fetch_of_selected_paths_only(
     (store / "a").write_bytes(HELLO)
     uri = (store / "a").as_uri()
     write_manifest(repo, [entry("datasets/a", HELLO, uri), entry("datasets/b", HELLO, uri)])
-    code, _out, _ = cli(capsys, "manifest", "fetch", "--root", str(repo), "datasets/b")
+    code, _out, _ = cli(
+        capsys, "manifest", "fetch", "--allow-outside-root", "--root", str(repo), "datasets/b"
+    )
     assert code == 0
     assert sorted(p.name for p in (repo / "datasets").iterdir()) == ["b", "manifest.json"]
-    code, _out, err = cli(capsys, "manifest", "fetch", "--root", str(repo), "datasets/zz")
+    code, _out, err = cli(
+        capsys, "manifest", "fetch", "--allow-outside-root", "--root", str(repo), "datasets/zz"
+    )
     assert code == 2
     assert "no entry datasets/zz" in err
 
@@ -698,7 +707,7 @@ def test_missing_fsspec_names_the_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "fsspec", None)  # as if not installed
     write_manifest(repo, [entry("datasets/a", HELLO, "s3://bucket/a")])
-    code, out, _ = cli(capsys, "manifest", "fetch", "--root", str(repo))
+    code, out, _ = cli(capsys, "manifest", "fetch", "--allow-outside-root", "--root", str(repo))
     assert code == 2
     assert "pip install 'evalspec-contract[manifest]'" in out
     assert "missing_dependency" in out
@@ -706,7 +715,7 @@ def test_missing_fsspec_names_the_extra(
 
 def test_unknown_scheme_is_reported_per_entry(repo: Path) -> None:
     manifest = write_manifest(repo, [entry("datasets/a", HELLO, "nosuchproto://x/a")])
-    result = fetch(manifest, root=repo)
+    result = fetch(manifest, root=repo, limits=OUTSIDE)
     assert codes(result.problems) == ["source_unreadable"]
 
 
@@ -833,7 +842,7 @@ def test_fetch_from_s3_with_storage_options_and_missing_keys(
         ],
     )
     options = {"client_kwargs": {"endpoint_url": s3_server}, "key": "testing", "secret": "x"}
-    result = fetch(manifest, root=repo, storage_options=options)
+    result = fetch(manifest, root=repo, storage_options=options, limits=OUTSIDE)
     assert isinstance(result, FetchResult)
     assert [e.path for e in result.fetched] == ["datasets/a.bin"]
     assert codes(result.problems) == ["source_unreadable"]

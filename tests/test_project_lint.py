@@ -150,6 +150,20 @@ CASES: dict[str, tuple[Edit, Edit]] = {
             few_shot_examples=[],
         ),
     ),
+    "id_control_character": (
+        _append_task(
+            task_id="example_arith_\u0000",
+            prompt="Question: 1 + 1\nAnswer:",
+            targets=["2"],
+            few_shot_examples=[],
+        ),
+        _append_task(
+            task_id="example_arith_\u00e9",
+            prompt="Question: 1 + 1\nAnswer:",
+            targets=["2"],
+            few_shot_examples=[],
+        ),
+    ),
     "owner_not_codeowner": (
         _card('owner: "@eval-owner"', 'owner: "@someone-else"'),
         _card('owner: "@eval-owner"', 'owner: "@EVAL-OWNER"'),

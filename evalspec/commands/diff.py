@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, read_bounded
 
 
 def add_parser(sub: Any) -> None:
@@ -30,6 +34,11 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="exit 1 when any task was removed (relabel instead of deleting)",
     )
+    p.add_argument(
+        "--fail-on-duplicate",
+        action="store_true",
+        help="exit 1 when a task id appears on more than one line of either side",
+    )
     p.set_defaults(run=run)
 
 
@@ -44,14 +53,24 @@ def _card_version(data: bytes | None) -> str | None:
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_bounded(path, MAX_TEXT_BYTES)
+    except FileNotFoundError:
+        return None
+    except DocumentError as exc:
+        raise _Usage(str(exc)) from None
+
+
+def _open(path: Path, stack: contextlib.ExitStack) -> IO[bytes] | None:
+    try:
+        return stack.enter_context(path.open("rb"))
     except FileNotFoundError:
         return None
 
 
 def _sides(
-    args: argparse.Namespace,
-) -> tuple[bytes | None, bytes | None, str, str, str, bytes | None, bytes | None]:
+    args: argparse.Namespace, stack: contextlib.ExitStack
+) -> tuple[IO[bytes] | None, IO[bytes] | None, str, str, str, bytes | None, bytes | None]:
+    """The two sides as seekable binary files (closed by ``stack``), labels and cards."""
     from evalspec.project import gitrepo
     from evalspec.project.card import card_path
 
@@ -63,8 +82,8 @@ def _sides(
             if not p.is_file():
                 raise _Usage(f"{p}: no such file")
         return (
-            old_p.read_bytes(),
-            new_p.read_bytes(),
+            stack.enter_context(old_p.open("rb")),
+            stack.enter_context(new_p.open("rb")),
             str(old_p),
             str(new_p),
             str(new_p),
@@ -92,20 +111,39 @@ def _sides(
     rel = path.resolve().relative_to(root.resolve())
     crel = card_path(rel)
 
-    def at(rev: str, p: Path) -> bytes | None:
+    def at(rev: str, p: Path) -> IO[bytes] | None:
+        if not rev:
+            return _open(root / p, stack)
+        # Spooled to a temp file, so a big dataset is never held in memory.
+        spool: IO[bytes] = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
+        try:
+            return spool if gitrepo.show_into(root, rev, p.as_posix(), spool) else None
+        except gitrepo.GitError as exc:
+            raise _Usage(str(exc)) from None
+
+    def card_at(rev: str, p: Path) -> bytes | None:
         if not rev:
             return _read(root / p)
         try:
-            return gitrepo.show(root, rev, p.as_posix())
+            data = gitrepo.show(root, rev, p.as_posix())
         except gitrepo.GitError as exc:
             raise _Usage(str(exc)) from None
+        return data if data is None or len(data) <= MAX_TEXT_BYTES else None
 
     old, new = at(a, rel), at(b, rel)
     if old is None and new is None:
         raise _Usage(
             f"{rel.as_posix()} exists neither at {label_a} nor at {b or 'the working tree'}"
         )
-    return (old, new, label_a, b or "working tree", rel.as_posix(), at(a, crel), at(b, crel))
+    return (
+        old,
+        new,
+        label_a,
+        b or "working tree",
+        rel.as_posix(),
+        card_at(a, crel),
+        card_at(b, crel),
+    )
 
 
 class _Usage(Exception):
@@ -113,11 +151,25 @@ class _Usage(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.project.diff import diff_records, to_markdown
-    from evalspec.project.records import is_lfs_pointer, read_records
+    with contextlib.ExitStack() as stack:
+        return _run(args, stack)
+
+
+def _head(stream: IO[bytes] | None) -> bytes | None:
+    """The first bytes of a side, enough to tell a Git LFS pointer."""
+    if stream is None:
+        return None
+    data = stream.read(2048)
+    stream.seek(0)
+    return data
+
+
+def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
+    from evalspec.project.diff import diff_files, to_markdown
+    from evalspec.project.records import is_lfs_pointer
 
     try:
-        old, new, old_label, new_label, title, old_card, new_card = _sides(args)
+        old, new, old_label, new_label, title, old_card, new_card = _sides(args, stack)
     except _Usage as exc:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return 2
@@ -126,7 +178,8 @@ def run(args: argparse.Namespace) -> int:
             f"evalspec: error: cannot read {exc.filename}: {exc.strerror or exc}", file=sys.stderr
         )
         return 2
-    for side, data in (("old", old), ("new", new)):
+    for side, stream in (("old", old), ("new", new)):
+        data = _head(stream)
         if data is not None and is_lfs_pointer(data):
             print(
                 f"evalspec: error: the {side} side of {title} is a Git LFS pointer, not the "
@@ -134,7 +187,11 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    diff = diff_records(read_records(old or b""), read_records(new or b""), old_label, new_label)
+    try:
+        diff = diff_files(old, new, old_label, new_label)
+    except OSError as exc:
+        print(f"evalspec: error: cannot read {title}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     diff.old_version = _card_version(old_card)
     diff.new_version = _card_version(new_card)
     if args.format == "json":
@@ -142,4 +199,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(to_markdown(diff, title))
-    return 1 if args.fail_on_removal and diff.removed else 0
+    if args.fail_on_removal and diff.removed:
+        return 1
+    return 1 if args.fail_on_duplicate and diff.repeated else 0

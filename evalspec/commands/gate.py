@@ -49,15 +49,17 @@ def _config(args: argparse.Namespace) -> Path:
 def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
     """The legal label values, when the layout has a valid labels file (lint reports it if not)."""
     from evalspec.project.labels import parse_labels
+    from evalspec.safeload import DocumentError, read_text_bounded
 
     try:
-        parsed, _ = parse_labels(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+        parsed, _ = parse_labels(read_text_bounded(path))
+    except (OSError, UnicodeDecodeError, DocumentError):
         return None
     return None if parsed is None else parsed.legal
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalspec.atomicfile import write_report
     from evalspec.project.gates import (
         GateConfigError,
         ReportError,
@@ -72,11 +74,12 @@ def run(args: argparse.Namespace) -> int:
     from evalspec.project.manifestlink import ManifestUnreadable
     from evalspec.project.yamlfile import MissingYamlError
     from evalspec.registry import default_registry
+    from evalspec.safeload import DocumentError, read_text_bounded
 
     config = _config(args)
     try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text_bounded(config)
+    except (OSError, UnicodeDecodeError, DocumentError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         print(f"evalspec: error: cannot read gates config {config}: {reason}", file=sys.stderr)
         return 2
@@ -136,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.markdown:
         try:
-            Path(args.markdown).write_text(to_markdown(verdicts), encoding="utf-8")
+            write_report(args.markdown, to_markdown(verdicts))
         except OSError as exc:
             print(
                 f"evalspec: error: cannot write {args.markdown}: {exc.strerror or exc}",

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalspec.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from evalspec.manifest import (
     DEFAULT_MANIFEST,
     IO_CODES,
@@ -19,9 +20,8 @@ from evalspec.manifest import (
     load_manifest,
     verify,
 )
+from evalspec.manifest.fetch import DEFAULT_MAX_BYTES, FetchLimits
 from evalspec.manifest.problems import show
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -82,9 +82,35 @@ def add_parser(sub: Any) -> None:
     )
     f.add_argument("paths", nargs="*", metavar="PATH", help="only these entries (default: all)")
     f.add_argument("--force", action="store_true", help="also replace files that mismatch")
+    f.add_argument(
+        "--max-size",
+        metavar="SIZE",
+        type=_size,
+        default=DEFAULT_MAX_BYTES,
+        help="refuse entries larger than SIZE bytes (suffixes K, M, G, T; 0: no limit; "
+        "default 64G); entries larger than the free disk space are always refused",
+    )
+    f.add_argument(
+        "--allow-outside-root",
+        action="store_true",
+        help="allow file:// sources outside the repository (refused by default: a "
+        "manifest from a pull request could name any file CI can read)",
+    )
     _common(f)
     f.add_argument("--format", choices=("text", "json"), default="text")
     f.set_defaults(run=run_fetch)
+
+
+_SIZE_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _size(text: str) -> int:
+    """A byte count such as ``500M`` or ``64G`` (binary units; ``B`` or ``iB`` may follow)."""
+    spelled = text.strip().upper().removesuffix("IB").removesuffix("B")
+    number, suffix = (spelled[:-1], spelled[-1]) if spelled[-1:].isalpha() else (spelled, "")
+    if suffix not in _SIZE_SUFFIXES or not number.isdigit() or len(number) > 20:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500M, 64G, 0 for no limit)")
+    return int(number) * _SIZE_SUFFIXES[suffix]
 
 
 def _locate(args: argparse.Namespace) -> tuple[Path, Path | None]:
@@ -158,7 +184,10 @@ def run_fetch(args: argparse.Namespace) -> int:
             for path in unknown:
                 print(f"evalspec: error: {manifest_path}: no entry {show(path)}", file=sys.stderr)
             return EXIT_USAGE
-    result = fetch(manifest, force=args.force, paths=wanted)
+    limits = FetchLimits(
+        max_bytes=args.max_size or None, allow_outside_root=args.allow_outside_root
+    )
+    result = fetch(manifest, force=args.force, paths=wanted, limits=limits)
     if args.format == "json":
         doc = {
             "manifest": str(manifest_path),

@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from evalspec.commands.validate import add_executor_options, format_error
+from evalspec.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from evalspec.intervals import DEFAULT_RESAMPLES
 from evalspec.passatk import PassAtKError, normalize_ks
 from evalspec.predictions import PredictionProblem, read_predictions
@@ -19,8 +20,6 @@ from evalspec.samples import check_ks
 from evalspec.score_report import FORMATS, build_report, format_report
 from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def _positive(text: str) -> int:
@@ -36,6 +35,17 @@ def _non_negative(text: str) -> int:
     if value < 0:
         msg = f"must be 0 or more, got {value}"
         raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+MAX_BOOTSTRAP = 100_000
+"""The most ``--bootstrap`` resamples: past this the interval stops moving, the run time not."""
+
+
+def _resamples(text: str) -> int:
+    value = _non_negative(text)
+    if value > MAX_BOOTSTRAP:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BOOTSTRAP}, got {value}")
     return value
 
 
@@ -102,10 +112,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--bootstrap",
-        type=_non_negative,
+        type=_resamples,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"bootstrap resamples per interval, 0 for none (default: {DEFAULT_RESAMPLES})",
+        help=f"bootstrap resamples per interval, 0 for none, at most {MAX_BOOTSTRAP} "
+        f"(default: {DEFAULT_RESAMPLES})",
     )
     p.add_argument(
         "--spec-version",
@@ -123,12 +134,24 @@ def add_parser(sub: Any) -> None:
 
 
 def _read(path: str) -> bytes | None:
+    from evalspec.linelimit import max_line_bytes, overlong_message
+
+    limit = max_line_bytes()
+    parts: list[bytes] = []
+    run = 0  # bytes since the last line break: a file without them must not fill memory
     try:
         with open(path, "rb") as f:
-            return f.read()
+            while chunk := f.read(1 << 20):
+                parts.append(chunk)
+                cut = chunk.rfind(b"\n")
+                run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
+                if run > limit:
+                    print(f"evalspec: error: {path}: {overlong_message(limit)}", file=sys.stderr)
+                    return None
     except OSError as exc:
         print(f"evalspec: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return None
+    return b"".join(parts)
 
 
 def _format_problem(path: str, p: PredictionProblem) -> str:
@@ -256,9 +279,10 @@ def run(args: argparse.Namespace) -> int:
     )
     text = format_report(report, args.format)
     if args.output:
+        from evalspec.atomicfile import write_report
+
         try:
-            with open(args.output, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
+            write_report(args.output, text)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             print(f"evalspec: error: cannot write {args.output}: {reason}", file=sys.stderr)

@@ -15,14 +15,14 @@ from typing import Any
 
 import attrs
 
+from evalspec.atomicfile import repository_lock, resolve_for_write, write_atomic
 from evalspec.errors import EvalspecError, SpecVersionError
+from evalspec.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from evalspec.versions.authoring import scaffold_migration, scaffold_plugin
 from evalspec.versions.check import SpecReport, check_project, summarize
 from evalspec.versions.lock import lock_chain, read_lock, repair
 from evalspec.versions.settings import Project, load_project
 from evalspec.versions.table import replay
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 _LABELS = {"categories": "categories", "metrics": "metrics", "post_processes": "post-process rules"}
 
@@ -362,8 +362,13 @@ def _lock(project: Project, args: argparse.Namespace) -> int:
         return EXIT_OK
     lock = lock_chain(report.migrations, path)
     try:
-        project.lock.parent.mkdir(parents=True, exist_ok=True)
-        project.lock.write_text(lock.to_json(), encoding="utf-8")
+        with repository_lock(project.root):
+            resolve_for_write(project.lock, project.root)  # before mkdir: no dirs made outside
+            project.lock.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(project.lock, lock.to_json(), root=project.root)
+    except EvalspecError as exc:
+        print(f"evalspec: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as exc:
         print(f"evalspec: error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -385,10 +390,12 @@ def _repair(project: Project, report: SpecReport, args: argparse.Namespace) -> i
     if not project.has_lock:
         print(f"evalspec: error: nothing to repair: {path} does not exist", file=sys.stderr)
         return EXIT_USAGE
+    root = project.root if project.root is not None else project.lock.parent
     try:
-        old = read_lock(project.lock, path)
-        new = repair(report.migrations, old, args.repair)
-        project.lock.write_text(new.to_json(), encoding="utf-8")
+        with repository_lock(root):
+            old = read_lock(project.lock, path)
+            new = repair(report.migrations, old, args.repair)
+            write_atomic(project.lock, new.to_json(), root=root)
     except EvalspecError as exc:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

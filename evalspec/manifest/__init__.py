@@ -27,7 +27,7 @@ from evalspec.manifest.codec import (
     save_manifest,
 )
 from evalspec.manifest.errors import ManifestError, ManifestFormatError, MissingExtraError
-from evalspec.manifest.fetch import FetchResult, fetch
+from evalspec.manifest.fetch import FetchLimits, FetchResult, fetch
 from evalspec.manifest.lfs import LfsPointer, parse_lfs_pointer, read_lfs_pointer
 from evalspec.manifest.model import (
     DEFAULT_MANIFEST,
@@ -46,6 +46,7 @@ __all__ = [
     "IO_CODES",
     "PROBLEM_CODES",
     "AddResult",
+    "FetchLimits",
     "FetchResult",
     "LfsPointer",
     "LocalFile",

@@ -7,13 +7,19 @@ from pathlib import Path
 
 import attrs
 
+from evalspec.atomicfile import repository_lock, resolve_for_write
 from evalspec.manifest.codec import load_manifest, new_manifest, save_manifest
 from evalspec.manifest.digest import file_sha256
 from evalspec.manifest.errors import ManifestError
 from evalspec.manifest.gitignore import ensure_ignored, is_tracked
 from evalspec.manifest.lfs import read_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry, uri_problem
-from evalspec.manifest.paths import containment_problem, path_collisions, path_syntax_problem
+from evalspec.manifest.paths import (
+    containment_problem,
+    find_root,
+    path_collisions,
+    path_syntax_problem,
+)
 
 
 @attrs.frozen
@@ -57,8 +63,25 @@ def add(
     Creates the manifest when it does not exist; replaces the entry when the
     path is already listed (its unknown keys are kept). Raises
     :class:`ManifestError` when the file is missing, outside the repository,
-    a Git LFS pointer, or the URI or existing manifest is malformed.
+    a Git LFS pointer, or the URI or existing manifest is malformed;
+    :class:`~evalspec.atomicfile.UnsafePathError` when the manifest or
+    ``.gitignore`` is a symlink out of the repository.
+
+    The read, update and write of the manifest and ``.gitignore`` hold the
+    repository's lock, so concurrent adds keep every entry.
     """
+    resolved_root = Path(root) if root is not None else find_root(Path(manifest_path).parent)
+    with repository_lock(resolved_root):
+        return _add_locked(manifest_path, file, uri, root, gitignore)
+
+
+def _add_locked(
+    manifest_path: str | os.PathLike[str],
+    file: str | os.PathLike[str],
+    uri: str,
+    root: str | os.PathLike[str] | None,
+    gitignore: bool,
+) -> AddResult:
     if Path(manifest_path).exists():
         manifest = load_manifest(manifest_path, root=root)
         if manifest.problems:
@@ -101,6 +124,8 @@ def add(
     for clash, earlier, code, message in path_collisions(e.path for e in updated.entries):
         if path in (clash, earlier):
             raise ManifestError(f"{clash}: {code}: {message}")
+    if gitignore:  # refused before the manifest changes, not half-way through
+        resolve_for_write(manifest.root / ".gitignore", manifest.root)
     save_manifest(updated)
     added = ensure_ignored(manifest.root, path) if gitignore else False
     return AddResult(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -67,6 +68,8 @@ def check_entry(manifest: Manifest, entry: ManifestEntry) -> ManifestProblem | N
     except NotADirectoryError:
         return problem("missing", "not present locally (a parent is not a directory)")
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # fine alone, too long below this root
+            return problem("invalid_path", "path is too long for the file system here")
         return problem("unreadable", f"cannot stat: {exc.strerror or exc}")
     if not stat.S_ISREG(st.st_mode):
         return problem("not_a_file", "exists but is not a regular file")

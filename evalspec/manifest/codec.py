@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalspec.atomicfile import UnsafePathError, resolve_for_write, write_atomic
 from evalspec.jsonline import decode_bytes, parse_line
 from evalspec.manifest.errors import ManifestFormatError
 from evalspec.manifest.model import (
@@ -37,6 +37,10 @@ from evalspec.manifest.model import (
 )
 from evalspec.manifest.paths import find_root, path_collisions, path_syntax_problem
 from evalspec.manifest.problems import ManifestProblem
+from evalspec.safeload import DocumentError, json_depth_problem, read_bounded
+
+MAX_MANIFEST_BYTES = 64 << 20
+"""Largest manifest read (64 MiB: some 200,000 entries)."""
 
 _KNOWN_ENTRY_KEYS = ("path", "uri", "sha256", "size")
 
@@ -79,6 +83,9 @@ def parse_manifest(text: str, *, path: str | os.PathLike[str], root: Path) -> Ma
     value, parse_problems = parse_line(text)
     if parse_problems:
         raise ManifestFormatError(f"{shown}: {parse_problems[0].message}")
+    too_deep = json_depth_problem(value)
+    if too_deep is not None:
+        raise ManifestFormatError(f"{shown}: {too_deep}")
     if not isinstance(value, dict) or value.get("format") != FORMAT_NAME:
         raise ManifestFormatError(
             f'{shown}: not an evalspec manifest (expected "format": "{FORMAT_NAME}")'
@@ -150,15 +157,25 @@ def load_manifest(
     current directory. Raises :class:`ManifestFormatError` when the file is
     missing, unreadable or not a manifest.
     """
+    resolved_root = Path(root) if root is not None else find_root(Path(path).parent)
     try:
-        raw = Path(path).read_bytes()
+        # A manifest that a symlink sends out of the repository is not read at all:
+        # its error messages would tell something about that file.
+        resolve_for_write(path, resolved_root)
+    except UnsafePathError:
+        raise ManifestFormatError(
+            f"{path}: the manifest is a symlink that leads outside the repository"
+        ) from None
+    try:
+        raw = read_bounded(path, MAX_MANIFEST_BYTES)
     except OSError as exc:
         raise ManifestFormatError(f"cannot read manifest {path}: {exc.strerror or exc}") from exc
+    except DocumentError as exc:
+        raise ManifestFormatError(str(exc)) from None
     text, problem = decode_bytes(raw)
     if problem is not None or text is None:
         detail = problem.message if problem is not None else "not UTF-8"
         raise ManifestFormatError(f"{path}: {detail}")
-    resolved_root = Path(root) if root is not None else find_root(Path(path).parent)
     return parse_manifest(text, path=path, root=resolved_root)
 
 
@@ -182,18 +199,12 @@ def dumps_manifest(manifest: Manifest) -> str:
 
 
 def save_manifest(manifest: Manifest) -> None:
-    """Write the manifest atomically (temp file beside it, then ``os.replace``)."""
+    """Write the manifest atomically (temp file beside it, fsync, then ``os.replace``).
+
+    :raises UnsafePathError: the manifest path leads out of the repository by a symlink.
+    """
     target = manifest.path
+    # Checked before mkdir: a symlinked parent must not make us create directories outside.
+    resolve_for_write(target, manifest.root)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = dumps_manifest(manifest).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, dumps_manifest(manifest), root=manifest.root)

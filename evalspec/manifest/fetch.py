@@ -10,9 +10,9 @@ existing file there is replaced only by verified bytes.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -20,17 +20,32 @@ from typing import IO, Any
 
 import attrs
 
+from evalspec.atomicfile import fsync_dir
 from evalspec.manifest.check import ManifestLike, as_manifest, check_entry, safe_local_path
 from evalspec.manifest.digest import CHUNK_BYTES
 from evalspec.manifest.errors import ManifestError, MissingExtraError
 from evalspec.manifest.lfs import parse_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry
 from evalspec.manifest.problems import ManifestProblem
-from evalspec.manifest.transport import open_source
+from evalspec.manifest.transport import file_uri_path, open_source, scheme_of
 
 _REPLACEABLE = frozenset(
     {"size_mismatch", "hash_mismatch", "unmaterialized_lfs_pointer", "missing"}
 )
+
+
+DEFAULT_MAX_BYTES = 64 << 30
+"""The largest entry ``fetch`` downloads unless told otherwise (64 GiB)."""
+
+
+@attrs.frozen
+class FetchLimits:
+    """What ``fetch`` refuses before downloading: entries over ``max_bytes`` (None: no
+    limit), and ``file://`` sources outside the repository unless ``allow_outside_root``.
+    Entries larger than the destination's free space are always refused."""
+
+    max_bytes: int | None = DEFAULT_MAX_BYTES
+    allow_outside_root: bool = False
 
 
 @attrs.frozen
@@ -82,6 +97,9 @@ def _copy_verified(
     except Exception as exc:  # any backend's error (OSError, botocore, ...) is the source's
         detail = str(exc) or type(exc).__name__
         raise _Rejected("source_unreadable", f"cannot read {entry.uri}: {detail}") from exc
+    # The messages state what the manifest expected, never the size or digest of
+    # what was read: a manifest from a pull request must not make CI reveal facts
+    # about a file it can read.
     pointer = parse_lfs_pointer(head) if received < 1024 else None
     if received != limit:
         if pointer is not None:
@@ -91,10 +109,9 @@ def _copy_verified(
             )
         raise _Rejected(
             "size_mismatch",
-            f"{entry.uri} sent {received} bytes, the manifest says {limit}; nothing written",
+            f"{entry.uri} sent fewer than the manifest's {limit} bytes; nothing written",
         )
-    actual = digest.hexdigest()
-    if actual != entry.sha256:
+    if digest.hexdigest() != entry.sha256:
         if pointer is not None:
             raise _Rejected(
                 "unmaterialized_lfs_pointer",
@@ -102,24 +119,70 @@ def _copy_verified(
             )
         raise _Rejected(
             "hash_mismatch",
-            f"{entry.uri} has sha256 {actual}, the manifest says {entry.sha256}; nothing written",
+            f"{entry.uri} does not have the manifest's sha256 {entry.sha256}; nothing written",
         )
 
 
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename durable; not every platform can open a directory.
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
+def _free_bytes(directory: Path) -> int | None:
+    """Free space where ``directory`` is (or would be created); None when unknown."""
+    for candidate in (directory, *directory.parents):
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            return shutil.disk_usage(candidate).free
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    return None
+
+
+def _source_outside_root(manifest: Manifest, uri: str) -> str | None:
+    """A message when ``uri`` is a ``file://`` URI naming a file outside the repository."""
+    if scheme_of(uri) != "file":
+        return None
+    try:
+        local = os.path.realpath(file_uri_path(uri))
+    except ManifestError:
+        return None  # open_source reports the malformed URI
+    root = os.path.realpath(manifest.root)
+    try:
+        inside = os.path.commonpath([root, local]) == root
+    except ValueError:
+        inside = False
+    if inside:
+        return None
+    return (
+        f"{uri} is outside the repository; a manifest may only name local files inside it "
+        "(pass --allow-outside-root to fetch from there anyway)"
+    )
+
+
+def _refusal(
+    manifest: Manifest, entry: ManifestEntry, target: Path, limits: FetchLimits
+) -> tuple[str, str] | None:
+    """Why the download must not start, as ``(code, message)``; checked before any byte."""
+    if not limits.allow_outside_root:
+        outside = _source_outside_root(manifest, entry.uri)
+        if outside is not None:
+            return "source_outside_root", outside
+    if limits.max_bytes is not None and entry.size > limits.max_bytes:
+        return "too_large", (
+            f"the manifest says {entry.size} bytes, over the fetch limit of "
+            f"{limits.max_bytes} bytes (raise it with --max-size); nothing downloaded"
+        )
+    free = _free_bytes(target.parent)
+    if free is not None and entry.size > free:
+        return "no_space", (
+            f"the manifest says {entry.size} bytes, more than the {free} bytes free "
+            f"in {target.parent}; nothing downloaded"
+        )
+    return None
 
 
 def fetch_entry(
     manifest: Manifest,
     entry: ManifestEntry,
     storage_options: Mapping[str, Any] | None = None,
+    limits: FetchLimits | None = None,
 ) -> ManifestProblem | None:
     """Download one entry into place; a problem (and nothing written) when it fails."""
 
@@ -129,6 +192,9 @@ def fetch_entry(
     target, escape = safe_local_path(manifest, entry)
     if escape is not None:
         return problem("path_traversal", escape)
+    refused = _refusal(manifest, entry, target, limits or FetchLimits())
+    if refused is not None:
+        return problem(*refused)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(
@@ -158,8 +224,10 @@ def fetch_entry(
     except OSError as exc:
         return problem("write_failed", f"cannot write {target}: {exc.strerror or exc}")
     finally:
+        # Also on KeyboardInterrupt and on the exception evalspec's CLI raises
+        # for SIGTERM and SIGHUP (evalspec.interrupts).
         tmp.unlink(missing_ok=True)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     return None
 
 
@@ -170,8 +238,12 @@ def fetch(
     force: bool = False,
     paths: Collection[str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    limits: FetchLimits | None = None,
 ) -> FetchResult:
     """Bring every missing local copy (and with ``force``, every mismatching one).
+
+    ``limits`` (default :class:`FetchLimits`) says which entries are refused
+    before any byte is downloaded.
 
     Intact copies are left alone. A copy that is present but wrong is reported,
     not replaced, unless ``force``. ``paths`` limits the run to those entries.
@@ -194,7 +266,7 @@ def fetch(
                 state = attrs.evolve(state, message=f"{state.message}; pass --force to replace it")
             problems.append(state)
             continue
-        failure = fetch_entry(m, entry, storage_options)
+        failure = fetch_entry(m, entry, storage_options, limits)
         if failure is None:
             fetched.append(entry)
         else:

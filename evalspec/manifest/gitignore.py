@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from evalspec.atomicfile import read_for_update, write_atomic
+
 _SPECIAL = re.compile(r"([*?\[\\!#])")
 
 
@@ -23,19 +25,21 @@ def ignore_pattern(path: str) -> str:
 
 
 def ensure_ignored(root: str | os.PathLike[str], path: str) -> bool:
-    """Add ``path`` to ``root/.gitignore`` unless a line for it is there; True if added."""
+    """Add ``path`` to ``root/.gitignore`` unless a line for it is there; True if added.
+
+    The file is rewritten atomically; hold :func:`evalspec.atomicfile.repository_lock`
+    around the call when other processes may add lines at the same time.
+
+    :raises UnsafePathError: ``.gitignore`` is a symlink out of the repository.
+    """
     gitignore = Path(root) / ".gitignore"
     pattern = ignore_pattern(path)
-    try:
-        existing = gitignore.read_bytes()
-    except FileNotFoundError:
-        existing = b""
+    existing = read_for_update(gitignore, root) or b""
     lines = existing.decode("utf-8", errors="surrogateescape").splitlines()
     if any(line.rstrip("\r") in (pattern, "/" + path, path) for line in lines):
         return False
     prefix = b"" if not existing or existing.endswith(b"\n") else b"\n"
-    with open(gitignore, "ab") as f:
-        f.write(prefix + pattern.encode("utf-8") + b"\n")
+    write_atomic(gitignore, existing + prefix + pattern.encode("utf-8") + b"\n", root=root)
     return True
 
 

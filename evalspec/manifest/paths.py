@@ -18,6 +18,8 @@ from pathlib import Path
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _MAX_COMPONENT_BYTES = 255
+MAX_PATH_BYTES = 4095
+"""The longest path (PATH_MAX, 4096 on Linux, less its terminating NUL)."""
 
 
 def path_syntax_problem(path: object) -> tuple[str, str] | None:
@@ -34,6 +36,8 @@ def path_syntax_problem(path: object) -> tuple[str, str] | None:
         return "invalid_path", "path holds a NUL character"
     if any(unicodedata.category(c) == "Cc" for c in path):
         return "invalid_path", "path holds a control character"
+    if len(path.encode("utf-8")) > MAX_PATH_BYTES:
+        return "invalid_path", f"path is over {MAX_PATH_BYTES} bytes (PATH_MAX)"
     if path.startswith(("/", "\\")):
         return "path_traversal", "path is absolute; paths are relative to the repository root"
     if _DRIVE.match(path):
@@ -137,8 +141,9 @@ def containment_problem(root: str | os.PathLike[str], path: str) -> str | None:
             target = os.path.realpath(current)
             if not _inside(root_real, target):
                 shown = "/".join(parts[: i + 1])
-                return f"{shown!r} is a symlink to {target}, outside the repository"
+                # Where it leads is not shown: the message must reveal nothing outside.
+                return f"{shown!r} is a symlink that leads outside the repository"
     final = os.path.realpath(os.path.join(root_real, *parts))
     if not _inside(root_real, final):
-        return f"path resolves to {final}, outside the repository"
+        return "path resolves to a place outside the repository"
     return None

@@ -35,11 +35,19 @@ PROBLEM_CODES: MappingProxyType[str, str] = MappingProxyType(
         "source_unreadable": "the entry's URI cannot be opened or read",
         "missing_dependency": "the URI scheme needs an optional extra that is not installed",
         "write_failed": "the downloaded file cannot be written into place",
+        "too_large": "the entry's size is over the fetch limit (--max-size); "
+        "nothing was downloaded",
+        "no_space": "the entry's size is more than the destination's free space; "
+        "nothing was downloaded",
+        "source_outside_root": "a file:// URI names a file outside the repository "
+        "(allowed only with --allow-outside-root)",
     }
 )
 """Every :class:`ManifestProblem` code, with what it means."""
 
-IO_CODES = frozenset({"unreadable", "source_unreadable", "missing_dependency", "write_failed"})
+IO_CODES = frozenset(
+    {"unreadable", "source_unreadable", "missing_dependency", "write_failed", "no_space"}
+)
 """Codes that are I/O or environment failures (CLI exit 2) rather than integrity problems."""
 
 

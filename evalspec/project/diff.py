@@ -4,17 +4,27 @@ Tasks are matched by ``task_id``. For a changed task every changed field is
 listed (``metadata`` key by key, so a relabel reads ``metadata.difficulty:
 easy -> hard``). Counts are broken down by category and by each metadata
 label, so a reviewer sees which layers moved. Removals are flagged: the
-discipline is to relabel an invalid task, not delete it.
+discipline is to relabel an invalid task, not delete it. A task id that
+appears more than once on a side is reported (only its first line is
+compared).
+
+Files are compared in memory proportional to their task ids, not their
+tasks (:func:`diff_files`): one pass per file keeps each id's line, byte
+offset and a digest of its line; only the tasks that differ are read again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any
 
 import attrs
 
+from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.linelimit import OverlongLine, bounded_lines
 from evalspec.project.records import Records
 
 KINDS = ("added", "removed", "changed")
@@ -52,6 +62,8 @@ class DatasetDiff:
     changed: list[TaskChange] = attrs.Factory(list)
     unmatched: dict[str, list[int]] = attrs.Factory(dict)
     """Side -> lines without a usable task_id (not JSON, not an object, no string id)."""
+    repeated: dict[str, dict[str, list[int]]] = attrs.Factory(dict)
+    """Side -> task id -> every line holding it, for ids on more than one line."""
     old_version: str | None = None
     new_version: str | None = None
 
@@ -102,6 +114,7 @@ class DatasetDiff:
             "by_category": self.by_category(),
             "by_label": self.by_label(),
             "unmatched_lines": self.unmatched,
+            "repeated_ids": self.repeated,
         }
 
 
@@ -128,19 +141,6 @@ def _summary(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _index(records: Records, side: str, diff: DatasetDiff) -> dict[str, Mapping[str, Any]]:
-    out: dict[str, Mapping[str, Any]] = {}
-    bad = list(records.unparsed)
-    for line, value in records.values:
-        if isinstance(value, dict) and isinstance(value.get("task_id"), str):
-            out.setdefault(value["task_id"], value)
-        else:
-            bad.append(line)
-    if bad:
-        diff.unmatched[side] = sorted(bad)
-    return out
-
-
 def field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldChange]:
     """The fields that differ, ``metadata`` compared key by key."""
     out = []
@@ -155,21 +155,164 @@ def field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldC
     return out
 
 
+@attrs.define
+class _Side:
+    """One side of a diff, kept compact: per task id a position into flat arrays of
+    first line, byte offset, length and a 64-bit digest of the line (0: compare by
+    value), and a function that reads the record at a position again."""
+
+    index: dict[str, int] = attrs.Factory(dict)
+    lines: array[int] = attrs.Factory(lambda: array("q"))
+    offsets: array[int] = attrs.Factory(lambda: array("q"))
+    lengths: array[int] = attrs.Factory(lambda: array("q"))
+    digests: array[int] = attrs.Factory(lambda: array("Q"))
+    repeats: dict[str, list[int]] = attrs.Factory(dict)
+    unmatched: list[int] = attrs.Factory(list)
+    total: int = 0
+    load: Callable[[int], Mapping[str, Any]] = attrs.field(default=lambda at: {})
+
+    def note(self, task_id: str, line: int, digest: int, offset: int, length: int) -> None:
+        at = self.index.get(task_id)
+        if at is None:
+            self.index[task_id] = len(self.lines)
+            self.lines.append(line)
+            self.digests.append(digest)
+            self.offsets.append(offset)
+            self.lengths.append(length)
+        else:
+            self.repeats.setdefault(task_id, [self.lines[at]]).append(line)
+
+
+def _records_side(records: Records) -> _Side:
+    kept: list[Mapping[str, Any]] = []
+    side = _Side(total=len(records.values) + len(records.unparsed), load=kept.__getitem__)
+    side.unmatched.extend(records.unparsed)
+    for line, value in records.values:
+        if isinstance(value, dict) and isinstance(value.get("task_id"), str):
+            if value["task_id"] not in side.index:
+                kept.append(value)
+            side.note(value["task_id"], line, 0, 0, 0)
+        else:
+            side.unmatched.append(line)
+    return side
+
+
+def _numbered(stream: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
+    """``(line number, byte offset, raw line)``; an overlong line is the last one."""
+    offset = 0
+    for number, raw in enumerate(bounded_lines(stream), start=1):
+        yield number, offset, raw
+        offset += len(raw)
+
+
+def _content(raw: bytes, number: int) -> bytes:
+    raw = raw.removesuffix(b"\n").removesuffix(b"\r")
+    return raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw
+
+
+def _parse(raw: bytes) -> Any:
+    """The JSON value of a line's content, or None when it is not a JSON line."""
+    text, problem = decode_bytes(raw)
+    if problem is not None or text is None:
+        return None
+    value, problems = parse_line(text)
+    return None if problems else value
+
+
+def _digest(content: bytes) -> int:
+    # Never 0, which stands for "compare by value".
+    return int.from_bytes(hashlib.blake2b(content, digest_size=8).digest(), "big") or 1
+
+
+def _stream_side(stream: IO[bytes] | None) -> _Side:
+    side = _Side()
+    if stream is None:
+        return side
+
+    def load(at: int) -> Mapping[str, Any]:
+        stream.seek(side.offsets[at])
+        raw = stream.read(side.lengths[at])
+        value: Mapping[str, Any] = _parse(_content(raw, side.lines[at]))
+        return value
+
+    side.load = load
+    for number, offset, raw in _numbered(stream):
+        if isinstance(raw, OverlongLine):
+            side.total += 1
+            side.unmatched.append(number)
+            break
+        content = _content(raw, number)
+        text, problem = decode_bytes(content)
+        if text is not None and not text.strip():
+            continue  # a blank line
+        side.total += 1
+        value = None
+        if problem is None and text is not None:
+            value, problems = parse_line(text)
+            if problems:
+                value = None
+        if isinstance(value, dict) and isinstance(value.get("task_id"), str):
+            side.note(value["task_id"], number, _digest(content), offset, len(raw))
+        else:
+            side.unmatched.append(number)
+    return side
+
+
+def _brief(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the report keeps of an added, removed or changed task: id, category, labels."""
+    out: dict[str, Any] = {"task_id": record["task_id"]}
+    if "category" in record:
+        out["category"] = record["category"]
+    meta = record.get("metadata")
+    if isinstance(meta, dict):
+        out["metadata"] = {k: v for k, v in meta.items() if _is_scalar(v)}
+    return out
+
+
+def _safe_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldChange]:
+    try:
+        return field_changes(old, new)
+    except RecursionError:  # a task nested too deep for ==: it differs, somewhere
+        return [FieldChange("(task)", "(nested too deep to show)", "(nested too deep to show)")]
+
+
+def _diff_sides(a: _Side, b: _Side, old_label: str, new_label: str) -> DatasetDiff:
+    diff = DatasetDiff(old_label, new_label, old_total=a.total, new_total=b.total)
+    for name, side in (("old", a), ("new", b)):
+        if side.unmatched:
+            diff.unmatched[name] = sorted(side.unmatched)
+        if side.repeats:
+            diff.repeated[name] = side.repeats
+    diff.added = [_brief(b.load(at)) for tid, at in b.index.items() if tid not in a.index]
+    diff.removed = [_brief(a.load(at)) for tid, at in a.index.items() if tid not in b.index]
+    for tid, at in b.index.items():
+        old_at = a.index.get(tid)
+        if old_at is None:
+            continue
+        digest = b.digests[at]
+        if digest and digest == a.digests[old_at]:
+            continue  # the very same line
+        old_rec, new_rec = a.load(old_at), b.load(at)
+        changes = _safe_changes(old_rec, new_rec)
+        if changes:
+            diff.changed.append(TaskChange(tid, tuple(changes), _brief(old_rec), _brief(new_rec)))
+    return diff
+
+
 def diff_records(old: Records, new: Records, old_label: str, new_label: str) -> DatasetDiff:
     """Compare two parsed versions of a dataset, matching tasks by ``task_id``."""
-    diff = DatasetDiff(old_label, new_label)
-    diff.old_total = len(old.values) + len(old.unparsed)
-    diff.new_total = len(new.values) + len(new.unparsed)
-    a = _index(old, "old", diff)
-    b = _index(new, "new", diff)
-    diff.added = [rec for tid, rec in b.items() if tid not in a]
-    diff.removed = [rec for tid, rec in a.items() if tid not in b]
-    for tid, rec in b.items():
-        if tid in a:
-            changes = field_changes(a[tid], rec)
-            if changes:
-                diff.changed.append(TaskChange(tid, tuple(changes), a[tid], rec))
-    return diff
+    return _diff_sides(_records_side(old), _records_side(new), old_label, new_label)
+
+
+def diff_files(
+    old: IO[bytes] | None, new: IO[bytes] | None, old_label: str, new_label: str
+) -> DatasetDiff:
+    """Compare two seekable binary files (None: the side does not exist).
+
+    Memory is proportional to the task ids and the differences, not to the
+    tasks: each file is read once, then only the differing tasks are read again.
+    """
+    return _diff_sides(_stream_side(old), _stream_side(new), old_label, new_label)
 
 
 # -- Markdown --------------------------------------------------------------------------
@@ -209,6 +352,15 @@ def to_markdown(diff: DatasetDiff, title: str) -> str:
             f"> {len(bad)} line(s) of the {side} side have no usable task_id and are "
             f"not compared (lines {', '.join(map(str, bad[:10]))}"
             f"{', …' if len(bad) > 10 else ''}).",
+        ]
+    for side, repeats in sorted(diff.repeated.items()):
+        shown = [f"`{tid}` (lines {', '.join(map(str, ls))})" for tid, ls in repeats.items()]
+        more = f", and {len(shown) - 10} more" if len(shown) > 10 else ""
+        lines += [
+            "",
+            f"> ⚠️ **{len(repeats)} task id(s) repeated on the {side} side**: "
+            f"{'; '.join(shown[:10])}{more}. Task ids must be unique; only the first "
+            "line of each is compared.",
         ]
     if not (n_add or n_rem or n_chg):
         lines += ["", "No task changed."]

@@ -28,7 +28,6 @@ from the ``pass_at_k`` section of a report scored on n samples per task
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -233,12 +232,17 @@ def load_report(path: Path) -> dict[str, Any]:
 
     :raises ReportError: unreadable, not JSON, or not an ``evalspec/score-report`` v1.
     """
+    from evalspec.safeload import MAX_JSON_BYTES, DocumentError, loads_json, read_bounded
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(read_bounded(path, MAX_JSON_BYTES))
     except OSError as exc:
         raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path} is not JSON: {exc}") from None
+    except DocumentError as exc:
+        # "is not JSON" as before the limits existed; scripts match on it.
+        raise ReportError(
+            exc.about(str(path)).replace(" is not valid JSON", " is not JSON")
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != REPORT_SCHEMA:
         raise ReportError(f'{path} is not a score report ("schema": "{REPORT_SCHEMA}")')
     version = data.get("schema_version")

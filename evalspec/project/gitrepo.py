@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import IO
 
 from evalspec.errors import EvalspecError
 
@@ -50,6 +51,29 @@ def show(root: Path, rev: str, relpath: str) -> bytes | None:
     if proc.returncode != 0:
         return None
     return proc.stdout
+
+
+def show_into(root: Path, rev: str, relpath: str, out: IO[bytes]) -> bool:
+    """Write the bytes of ``relpath`` at ``rev`` into ``out`` (streamed, never held in
+    memory); False when it is absent there.
+
+    :raises GitError: ``rev`` is not a revision of the repository.
+    """
+    if not has_commit(root, rev):
+        raise GitError(f"unknown revision {rev!r}")
+    out.flush()
+    proc = subprocess.run(
+        ["git", "show", f"{rev}:{relpath}"],
+        cwd=root,
+        stdout=out,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    out.seek(0)
+    if proc.returncode != 0:
+        out.truncate()
+        return False
+    return True
 
 
 def merge_base(root: Path, a: str, b: str) -> str:

@@ -30,6 +30,7 @@ from evalspec.project.layout import Layout
 from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
 from evalspec.project.records import is_lfs_pointer, read_records
 from evalspec.registry import Registry, default_registry
+from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
 from evalspec.validate import iter_validate
 
 _OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
@@ -286,6 +287,39 @@ def check_id_collisions(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorReco
     return out
 
 
+# Bidirectional-text controls (the "Trojan Source" characters): invisible, and they
+# reorder what a reviewer sees.
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def check_id_characters(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
+    """Task ids holding a control character or a bidirectional-text control.
+
+    The validator (spec v1, frozen) accepts them; they break terminals, logs,
+    CSV exports and file names built from ids, and can hide in a review.
+    """
+    out = []
+    for line, task in tasks:
+        bad = next(
+            (c for c in task.task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
+            None,
+        )
+        if bad is not None:
+            out.append(
+                _rec(
+                    line,
+                    "id_control_character",
+                    "task_id",
+                    f"task_id {task.task_id!r} holds the control character U+{ord(bad):04X}; "
+                    "use printable characters only",
+                    task.task_id,
+                )
+            )
+    return out
+
+
 # -- the linter ------------------------------------------------------------------------
 
 
@@ -319,8 +353,8 @@ class Linter:
         self._codeowners_file = codeowners.find_codeowners(self._owner_root)
         if self._codeowners_file is not None:
             try:
-                text = self._codeowners_file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_text_bounded(self._codeowners_file, MAX_TEXT_BYTES)
+            except (OSError, UnicodeDecodeError, DocumentError) as exc:
                 self.report.io_errors.append(f"cannot read {display(self._codeowners_file)}: {exc}")
             else:
                 self._codeowners = codeowners.parse_codeowners(text)
@@ -343,8 +377,8 @@ class Linter:
             )
             return
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_text_bounded(path)
+        except (OSError, UnicodeDecodeError, DocumentError) as exc:
             self.report.io_errors.append(f"cannot read {shown}: {exc}")
             return
         labels, problems = parse_labels(text)
@@ -393,6 +427,7 @@ class Linter:
         semantic += check_leakage(tasks)
         semantic += check_options(tasks, registry)
         semantic += check_id_collisions(tasks)
+        semantic += check_id_characters(tasks)
         semantic.sort(key=lambda e: e.line)
         raw_lines = data.split(b"\n")
         for e in semantic:
@@ -419,8 +454,8 @@ class Linter:
             )
             return None
         try:
-            text = cpath.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_text_bounded(cpath, MAX_TEXT_BYTES)
+        except (OSError, UnicodeDecodeError, DocumentError) as exc:
             self.report.io_errors.append(f"cannot read {result.card}: {exc}")
             return None
         card, problems = parse_card(text)

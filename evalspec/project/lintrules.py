@@ -37,6 +37,8 @@ LINT_RULES: MappingProxyType[str, str] = MappingProxyType(
         "mcq_option_missing": "a single-letter target is not among the lettered options the "
         "prompt offers",
         "id_collision": "two task ids are equal after NFKC normalisation and case folding",
+        "id_control_character": "a task id holds a control character (NUL, ESC, DEL, ...) "
+        "or a bidirectional-text control, which terminals, logs and file names mangle",
         # review
         "owner_not_codeowner": "the card's owner is not a code owner of the dataset's path",
     }

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import attrs
 
+from evalspec.atomicfile import read_for_update, repository_lock, resolve_for_write, write_atomic
 from evalspec.project import codeowners, gitrepo
 from evalspec.project.card import card_path, parse_card
 from evalspec.project.layout import DIRECTORIES
+from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, read_bounded
 
 EXAMPLE = "example"
 DEFAULT_OWNER = "@eval-owner"
@@ -116,7 +118,11 @@ def _card_owners(datasets: Path) -> list[str]:
         cpath = card_path(data)
         if not cpath.is_file():
             continue
-        card, _ = parse_card(cpath.read_text(encoding="utf-8", errors="replace"))
+        try:
+            text = read_bounded(cpath, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
+        except (OSError, DocumentError):
+            continue  # lint reports the unreadable card
+        card, _ = parse_card(text)
         if card is not None:
             owners.extend(o for o in card.owners if o not in owners)
     return owners
@@ -133,14 +139,28 @@ def codeowners_lines(prefix: str, owners: Sequence[str]) -> str:
 
 
 def scaffold(target: Path, owner: str = DEFAULT_OWNER) -> ScaffoldResult:
-    """Create the layout under ``target``; never overwrite an existing file."""
+    """Create the layout under ``target``; never overwrite an existing file.
+
+    Every file is written atomically, under the repository's lock, and
+    never through a symlink that leads out of the repository (or of
+    ``target`` outside any repository).
+
+    :raises UnsafePathError: a file or directory of the layout is such a symlink.
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    root = gitrepo.toplevel(target) or target
+    with repository_lock(root):
+        return _scaffold(target, root, owner)
+
+
+def _scaffold(target: Path, root: Path, owner: str) -> ScaffoldResult:
     created: list[str] = []
     skipped: list[str] = []
     appended: list[str] = []
     notes: list[str] = []
-    target.mkdir(parents=True, exist_ok=True)
     for d in DIRECTORIES:
         path = target / d
+        resolve_for_write(path, root)
         if not path.is_dir():
             path.mkdir()
             created.append(d + "/")
@@ -153,28 +173,25 @@ def scaffold(target: Path, owner: str = DEFAULT_OWNER) -> ScaffoldResult:
         "scripts/README.md": _SCRIPTS,
     }
     for rel, text in files.items():
-        path = target / rel
-        if path.exists():
+        if write_atomic(target / rel, text, root=root, create_only=True):
+            created.append(rel)
+        else:
             skipped.append(rel)
-            continue
-        path.write_text(text, encoding="utf-8")
-        created.append(rel)
     gitignore = target / ".gitignore"
-    if not gitignore.exists():
-        gitignore.write_text(_GITIGNORE_ENTRY + "\n", encoding="utf-8")
+    raw = read_for_update(gitignore, root)
+    if raw is None:
+        write_atomic(gitignore, _GITIGNORE_ENTRY + "\n", root=root)
         created.append(".gitignore")
     else:
-        existing = gitignore.read_text(encoding="utf-8").splitlines()
+        existing = raw.decode("utf-8", errors="surrogateescape").splitlines()
         if not {_GITIGNORE_ENTRY, "/" + _GITIGNORE_ENTRY, "reports"} & {
             line.strip() for line in existing
         }:
-            with gitignore.open("a", encoding="utf-8") as f:
-                sep = "" if not existing or gitignore.read_bytes().endswith(b"\n") else "\n"
-                f.write(f"{sep}{_GITIGNORE_ENTRY}\n")
+            sep = b"" if not raw or raw.endswith(b"\n") else b"\n"
+            write_atomic(gitignore, raw + sep + _GITIGNORE_ENTRY.encode() + b"\n", root=root)
             appended.append(".gitignore")
         else:
             skipped.append(".gitignore")
-    root = gitrepo.toplevel(target) or target
     prefix = target.resolve().relative_to(root.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     owners = _card_owners(target / "datasets") or [owner]
@@ -182,7 +199,7 @@ def scaffold(target: Path, owner: str = DEFAULT_OWNER) -> ScaffoldResult:
     found = codeowners.find_codeowners(root)
     rel_root = _relative(root, target)
     if found is None:
-        (root / "CODEOWNERS").write_text(lines, encoding="utf-8")
+        write_atomic(root / "CODEOWNERS", lines, root=root, create_only=True)
         created.append(rel_root + "CODEOWNERS")
     else:
         skipped.append(_relative(found.parent, target) + found.name)

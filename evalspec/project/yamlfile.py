@@ -10,16 +10,12 @@ from typing import Any
 
 import attrs
 
-from evalspec.errors import EvalspecError, MissingDependencyError
+from evalspec.errors import EvalspecError
+from evalspec.safeload import DocumentError, MissingYamlError, compose_yaml, construct_yaml
 
 INSTALL_HINT = "reading YAML needs PyYAML: pip install 'evalspec-contract[evals]'"
 
-
-class MissingYamlError(MissingDependencyError):
-    """PyYAML is not installed."""
-
-    def __init__(self) -> None:
-        super().__init__("reading YAML", "pyyaml", "evals", message=INSTALL_HINT)
+__all__ = ["INSTALL_HINT", "MissingYamlError", "YamlMapping", "YamlSyntaxError", "load_mapping"]
 
 
 class YamlSyntaxError(EvalspecError):
@@ -52,14 +48,6 @@ class YamlMapping:
         return 1
 
 
-def _yaml() -> Any:
-    try:
-        import yaml
-    except ImportError:
-        raise MissingYamlError from None
-    return yaml
-
-
 def load_mapping(text: str, *, what: str = "the file") -> YamlMapping:
     """Parse ``text`` as a YAML mapping (empty text is an empty mapping).
 
@@ -69,24 +57,22 @@ def load_mapping(text: str, *, what: str = "the file") -> YamlMapping:
     :raises MissingYamlError: PyYAML is not installed.
     :raises YamlSyntaxError: the text is not a YAML mapping.
     """
-    yaml = _yaml()
+    from evalspec.safeload import yaml_module
+
+    yaml = yaml_module()
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise YamlSyntaxError(line, f"{what} is not valid YAML: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise YamlSyntaxError(1, f"{what} is not valid YAML: {exc}") from None
+        node, loader = compose_yaml(text)
+    except DocumentError as exc:
+        raise YamlSyntaxError(exc.line, exc.about(what)) from None
     if node is None:
         return YamlMapping({}, {})
     if not isinstance(node, yaml.MappingNode):
         raise YamlSyntaxError(node.start_mark.line + 1, f"{what} must be a mapping of keys")
     _reject_duplicates(yaml, node, what)
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:  # e.g. a tag the safe loader refuses
-        raise YamlSyntaxError(1, f"{what} is not valid YAML: {exc}") from None
+        data = construct_yaml(node, loader)
+    except DocumentError as exc:  # e.g. a tag the safe loader refuses
+        raise YamlSyntaxError(exc.line, exc.about(what)) from None
     lines = {
         str(key.value): key.start_mark.line + 1
         for key, _ in node.value
@@ -111,8 +97,13 @@ def _key_paths(yaml: Any, root: Any) -> dict[tuple[str, ...], int]:
 
 def _reject_duplicates(yaml: Any, root: Any, what: str) -> None:
     stack = [root]
+    # An aliased node is one object reached by several paths: check it once.
+    checked: set[int] = set()
     while stack:
         node = stack.pop()
+        if id(node) in checked:
+            continue
+        checked.add(id(node))
         if isinstance(node, yaml.MappingNode):
             seen: set[str] = set()
             for key, value in node.value:

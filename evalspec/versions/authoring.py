@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import keyword
+import os
 import re
-import shutil
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
 
+from evalspec.atomicfile import resolve_for_write, write_atomic
 from evalspec.errors import ProjectConfigError
 from evalspec.versions.changelog import entry_line
 from evalspec.versions.migration import (
@@ -162,14 +163,17 @@ def scaffold_migration(
         f"            description={_lit(PLACEHOLDER + 'describe the category')},\n"
         "        )"
     )
-    directory.mkdir(parents=True, exist_ok=True)
+    root = project.root
     fixture_file = directory / rel
+    for path in (target, fixture_file):  # before any mkdir: no directory made outside
+        resolve_for_write(path, root)
+    directory.mkdir(parents=True, exist_ok=True)
     written = False
     if copy_from is not None:
         fixture_file.parent.mkdir(parents=True, exist_ok=True)
-        if not fixture_file.exists():
-            shutil.copyfile(copy_from, fixture_file)
-    elif not fixture_file.exists():
+        if not os.path.lexists(fixture_file):
+            write_atomic(fixture_file, Path(copy_from).read_bytes(), root=root, create_only=True)
+    elif not os.path.lexists(fixture_file):
         fixture_file.parent.mkdir(parents=True, exist_ok=True)
         stub = {
             "task_id": f"{category}_001",
@@ -179,9 +183,11 @@ def scaffold_migration(
             "metric_name": metrics[0],
             "post_process": post_processes[0],
         }
-        fixture_file.write_text(json.dumps(stub, ensure_ascii=False) + "\n", encoding="utf-8")
-        written = True
-    target.write_text(_source(version, head or None, text, ops), encoding="utf-8")
+        stub_text = json.dumps(stub, ensure_ascii=False) + "\n"
+        written = write_atomic(fixture_file, stub_text, root=root, create_only=True)
+    source = _source(version, head or None, text, ops)
+    if not write_atomic(target, source, root=root, create_only=True):
+        raise ProjectConfigError(f"{project.relative(target)} already exists")
     todo = []
     if written:
         todo.append(

@@ -25,10 +25,13 @@ from typing import Any
 import attrs
 
 from evalspec.errors import ChecksumMismatchError, LockError, UnreadableFixtureError
+from evalspec.safeload import DocumentError, loads_json, read_text_bounded
 from evalspec.versions.migration import Migration
 
 LOCK_FORMAT = 1
 PACKAGED_LOCK = "evalspec.lock"
+MAX_LOCK_BYTES = 16 << 20
+"""Largest lock file read (16 MiB; a lock holds one short line per released version)."""
 """The lock shipped in :mod:`evalspec.versions`: the versions evalspec itself has released."""
 
 
@@ -95,9 +98,9 @@ class Lock:
 def parse_lock(text: str, path: str) -> Lock:
     """Read a lock file's text; :class:`LockError` names the file and what is wrong."""
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LockError(f"{path} is not valid JSON: {exc}") from None
+        doc = loads_json(text)
+    except DocumentError as exc:
+        raise LockError(exc.about(path)) from None
     if not isinstance(doc, dict) or doc.get("evalspec-lock") != LOCK_FORMAT:
         msg = f'{path} is not an evalspec lock file (expected "evalspec-lock": {LOCK_FORMAT})'
         raise LockError(msg)
@@ -134,9 +137,11 @@ def read_lock(path: Path, label: str | None = None) -> Lock:
     """
     name = str(path) if label is None else label
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_bounded(path, MAX_LOCK_BYTES)
     except OSError as exc:
         raise LockError(f"cannot read lock file {name}: {exc.strerror or exc}") from None
+    except (DocumentError, UnicodeDecodeError) as exc:
+        raise LockError(f"cannot read lock file {name}: {exc}") from None
     return parse_lock(text, name)
 
 

@@ -39,6 +39,7 @@ import attrs
 from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
 from evalspec.hookspecs import hookimpl
 from evalspec.manager import NamedPlugin
+from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, json_depth_problem, read_text_bounded
 from evalspec.versions.lock import Lock, packaged_lock, read_lock, verify
 from evalspec.versions.migration import Migration
 
@@ -219,7 +220,10 @@ def _toml_parser(path: Path) -> Any:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = read_text_bounded(path, MAX_TEXT_BYTES)
+    except (DocumentError, UnicodeDecodeError) as exc:
+        raise ProjectConfigError(f"cannot read {path}: {exc}") from None
     if "evalspec" not in text:
         return {}  # nothing for us; no TOML parser needed
     tomllib = _toml_parser(path)
@@ -227,6 +231,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         doc: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProjectConfigError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ProjectConfigError(f"{path}: nesting is too deep") from None
+    too_deep = json_depth_problem(doc)
+    if too_deep is not None:
+        raise ProjectConfigError(f"{path}: {too_deep}")
     return doc
 
 

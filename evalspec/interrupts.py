@@ -1,0 +1,236 @@
+"""How the ``evalspec`` command ends when it is interrupted or its output goes away.
+
+The rules (README, "Limits and untrusted input"):
+
+- **Ctrl-C (SIGINT)** at any moment after the interpreter has started,
+  start-up included, ends the run with exit code 130 and the one line
+  ``evalspec: interrupted``, never a traceback. Temp files are removed on
+  the way out (the exception unwinds ``finally`` blocks); a second Ctrl-C
+  during that clean-up exits 130 at once.
+- **SIGTERM and SIGHUP** unwind the same way (so ``manifest fetch`` removes
+  its temp file) and exit silently with 128 + the signal number (143, 129).
+  Worker processes of ``--jobs`` take the default action: they end at once,
+  silently.
+- **A closed output pipe** (``evalspec validate big.jsonl | head -1``) does
+  not stop the run and is never blamed on an input file: the rest of the
+  output is discarded and the run finishes, so the exit code still says
+  whether problems were found (1) or an input could not be read (2). A run
+  that found nothing wrong but could not deliver all of its output exits
+  141, as a program killed by SIGPIPE does.
+
+This module is the command's entry point (``evalspec = evalspec.interrupts:run``)
+so the handlers are in place before the rest of evalspec is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, TextIO
+
+from evalspec.exitcodes import EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED
+
+_TERMINATING = tuple(
+    s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None
+)
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived; unwinds like KeyboardInterrupt (``finally`` blocks run).
+
+    A BaseException, like KeyboardInterrupt, so ``except Exception`` does not swallow it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    # A second signal while unwinding: no more Python, no traceback.
+    os._exit(EXIT_INTERRUPTED if signum == signal.SIGINT else 128 + signum)
+
+
+def _harden() -> None:
+    for signum in (signal.SIGINT, *_TERMINATING):
+        signal.signal(signum, _exit_now)
+
+
+_OWNER: list[int] = []
+"""The pid that installed the handlers: a forked worker inherits them before it can
+reset them (:func:`in_worker`), and must not unwind the parent's way."""
+
+
+def _in_a_fork() -> bool:
+    return bool(_OWNER) and os.getpid() != _OWNER[0]
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    if _in_a_fork():
+        return  # Ctrl-C is the parent's to handle
+    _harden()
+    raise KeyboardInterrupt
+
+
+def _on_terminate(signum: int, frame: FrameType | None) -> None:
+    if _in_a_fork():
+        os._exit(128 + signum)
+    _harden()
+    raise Terminated(signum)
+
+
+def _unraisable(info: Any) -> None:
+    # The exception of a signal can land where Python cannot raise it (a weakref
+    # callback of the import system, a __del__): it would be printed as "Exception
+    # ignored" and lost, and the run would go on. End the run as the signal asks.
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        with contextlib.suppress(OSError):
+            os.write(2, b"evalspec: interrupted\n")
+        os._exit(EXIT_INTERRUPTED)
+    if isinstance(info.exc_value, Terminated):
+        os._exit(128 + info.exc_value.signum)
+    sys.__unraisablehook__(info)
+
+
+def install() -> None:
+    """Route SIGINT, SIGTERM and SIGHUP through the unwinding exceptions above.
+
+    A signal the parent process set to be ignored (``nohup``) stays ignored.
+    """
+    _OWNER[:] = [os.getpid()]
+    sys.unraisablehook = _unraisable
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _on_sigint)
+    for signum in _TERMINATING:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _on_terminate)
+
+
+def in_worker() -> None:
+    """For worker processes: Ctrl-C is the parent's to handle; SIGTERM and SIGHUP
+    end the worker at once, silently (a forked worker inherits the parent's handlers);
+    on Linux the worker is killed when the parent dies, however it dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in _TERMINATING:
+        signal.signal(signum, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL))
+    # The parent may have died before the call above: then it never fires.
+    if _OWNER and os.getppid() != _OWNER[0]:
+        os._exit(128 + int(signal.SIGTERM))
+
+
+class _OutputGuard:
+    """A text stream that turns a closed pipe into "discard the rest" instead of an error."""
+
+    def __init__(self, stream: TextIO, fd: int) -> None:
+        self._stream = stream
+        self._fd = fd
+        self.closed_early = False
+
+    def _closed(self) -> None:
+        self.closed_early = True
+        # Send what is still buffered, and all later output, to /dev/null: the
+        # buffered bytes would otherwise fail again at every flush.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._fd)
+            finally:
+                os.close(devnull)
+        except OSError:
+            pass
+
+    def _guarded(self, call: Callable[[], Any], default: Any) -> Any:
+        if self.closed_early:
+            try:
+                return call()
+            except OSError:
+                return default
+        try:
+            return call()
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.EINVAL) and not isinstance(
+                exc, BrokenPipeError
+            ):
+                raise
+            self._closed()
+            return default
+
+    def write(self, text: str) -> int:
+        result: int = self._guarded(lambda: self._stream.write(text), len(text))
+        return result
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush, None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_output() -> tuple[_OutputGuard | None, _OutputGuard | None]:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` (when they are real files) in guards."""
+    guards: list[_OutputGuard | None] = []
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            guards.append(None)
+            continue
+        guard = _OutputGuard(stream, fd)
+        setattr(sys, name, guard)
+        guards.append(guard)
+    return guards[0], guards[1]
+
+
+def final_code(code: int, stdout: _OutputGuard | None) -> int:
+    """The exit code once the output is flushed (see the module's rules)."""
+    if stdout is not None:
+        stdout.flush()
+        if stdout.closed_early and code == 0:
+            return EXIT_OUTPUT_CLOSED
+    return code
+
+
+def run() -> None:
+    """The ``evalspec`` command: :func:`evalspec.cli.main` under the rules above."""
+    install()
+    code = EXIT_INTERRUPTED
+    try:
+        out, _err = guard_output()
+        try:
+            from evalspec.cli import main
+
+            code = main()
+        except BrokenPipeError:  # a write that bypassed the guard
+            code = EXIT_OUTPUT_CLOSED
+        code = final_code(code, out)
+    except KeyboardInterrupt:
+        _harden()
+        code = EXIT_INTERRUPTED
+        with contextlib.suppress(OSError):
+            print("evalspec: interrupted", file=sys.stderr)
+    except Terminated as exc:
+        _harden()
+        code = 128 + exc.signum
+    # From here on a signal exits at once with its code: no traceback from shutdown.
+    _harden()
+    sys.exit(code)

@@ -1,0 +1,26 @@
+"""Helpers of the hostile-input tests: the real command in a subprocess, a real git repo."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def evalspec(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m evalspec ARGS`` in ``cwd``; never raises on a non-zero exit."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def git_repo(path: Path) -> Path:
+    """A fresh git repository at ``path``."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    return path

@@ -1,0 +1,195 @@
+"""Exit codes under signals and closed pipes, with the real command in real processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalspec.interrupts import EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "tasks.jsonl"
+COMMAND = [sys.executable, "-m", "evalspec"]
+
+
+def _task() -> dict[str, object]:
+    first: dict[str, object] = json.loads(FIXTURE.read_text().splitlines()[0])
+    return first
+
+
+def _valid_file(path: Path, n: int) -> Path:
+    task = _task()
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps({**task, "task_id": f"id_{i}"}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A valid file of about 10 MB."""
+    return _valid_file(tmp_path_factory.mktemp("clean") / "clean.jsonl", 60_000)
+
+
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A valid file of about 80 MB: ``--jobs 2`` is still busy when the signal comes."""
+    path = _valid_file(tmp_path_factory.mktemp("huge") / "huge.jsonl", 480_000)
+    yield path
+    path.unlink()  # /tmp is shared
+
+
+@pytest.fixture
+def endless(tmp_path: Path) -> Iterator[Path]:
+    """A named pipe that gives some task lines and then never ends: the run is busy
+    reading it whenever the signal comes."""
+    fifo = tmp_path / "endless.jsonl"
+    os.mkfifo(fifo)
+    line = (json.dumps(_task()) + "\n").encode()
+
+    def feed() -> None:
+        fd = os.open(fifo, os.O_WRONLY)  # blocks until the run opens it
+        try:
+            with contextlib.suppress(BrokenPipeError):  # the run was already gone
+                os.write(fd, line * 3)
+            stop.wait(120)
+        finally:
+            os.close(fd)
+
+    stop = threading.Event()
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    yield fifo
+    stop.set()
+    with contextlib.suppress(OSError):  # unblock a feeder whose reader never came
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    feeder.join(5)
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file with thousands of invalid lines."""
+    path = tmp_path_factory.mktemp("broken") / "big.jsonl"
+    task = _task()
+    with path.open("w") as f:
+        for i in range(30_000):
+            f.write(
+                "{not json\n" if i % 3 == 0 else json.dumps({**task, "task_id": f"t{i}"}) + "\n"
+            )
+    return path
+
+
+def _piped_to_head(*args: str) -> tuple[int, str]:
+    """Run ``evalspec ARGS | head -1``; the command's exit code and its stderr."""
+    proc = subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # what head does after one line
+    err = proc.stderr.read().decode()
+    return proc.wait(timeout=120), err
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_a_closed_pipe_never_turns_problems_into_exit_0(broken: Path, fmt: str) -> None:
+    code, err = _piped_to_head("validate", "--format", fmt, str(broken))
+    assert code == 1, err
+    assert "cannot read" not in err and "Broken pipe" not in err
+    assert "Traceback" not in err
+
+
+def test_a_clean_run_whose_output_was_cut_off_exits_141(clean: Path) -> None:
+    # render prints every prompt: far more than a pipe holds when head goes away.
+    code, err = _piped_to_head("render", str(clean))
+    assert code == EXIT_OUTPUT_CLOSED, err
+    assert err == ""
+
+
+def test_the_shell_pipeline_reports_the_failure(broken: Path) -> None:
+    script = f"{' '.join(COMMAND)} validate --format json {broken} | head -1 >/dev/null"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", script], check=False, timeout=120)
+    assert done.returncode == 1
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_exit_silently(endless: Path, signum: int) -> None:
+    code, err, took = _interrupt(["validate", str(endless)], 0.3, signum)
+    assert code == 128 + signum
+    assert err == b""
+    assert took < 5
+
+
+def _interrupt(args: list[str], delay: float, signum: int) -> tuple[int, bytes, float]:
+    proc = subprocess.Popen(
+        [*COMMAND, *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    time.sleep(delay)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    _out, err = proc.communicate(timeout=60)
+    return proc.returncode, err, time.monotonic() - sent
+
+
+@pytest.mark.parametrize("delay", [0.15, 0.4, 0.8])
+def test_sigint_exits_130_without_a_traceback(endless: Path, delay: float) -> None:
+    code, err, _ = _interrupt(["validate", str(endless)], delay, signal.SIGINT)
+    assert code == EXIT_INTERRUPTED, err
+    assert b"Traceback" not in err
+    assert err.strip() in (b"", b"evalspec: interrupted")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", range(30))
+def test_sigint_at_any_moment_of_start_up(endless: Path, step: int) -> None:
+    # From when evalspec's code runs: the interpreter's own start-up comes before.
+    code, err, _ = _interrupt(["validate", str(endless)], 0.06 + step * 0.01, signal.SIGINT)
+    assert b"Traceback" not in err, err
+    assert code == EXIT_INTERRUPTED, err
+
+
+@pytest.mark.slow
+def test_sigterm_ends_jobs_workers_at_once_and_silently(huge: Path) -> None:
+    proc = subprocess.Popen(
+        [*COMMAND, "validate", "--jobs", "2", str(huge)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    time.sleep(0.6)
+    os.killpg(proc.pid, signal.SIGTERM)  # the whole group, as a CI runner does
+    sent = time.monotonic()
+    _out, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal")
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert err == b""
+    assert time.monotonic() - sent < 5
+    deadline = time.monotonic() + 5
+    while True:  # no worker outlives the run
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "a worker process is still running"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_sigterm_to_the_parent_alone_is_silent_too(huge: Path) -> None:
+    code, err, took = _interrupt(["validate", "--jobs", "2", str(huge)], 0.6, signal.SIGTERM)
+    if code == 0:
+        pytest.skip("the run finished before the signal")
+    assert code == 128 + signal.SIGTERM
+    assert err == b""
+    assert took < 5

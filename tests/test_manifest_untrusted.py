@@ -1,0 +1,177 @@
+"""Manifests from untrusted pull requests: bounded downloads, no leaks, no leftovers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hostile_helpers import evalspec, git_repo
+
+from evalspec.manifest import FetchLimits, fetch
+
+
+def repo_with_datasets(path: Path) -> Path:
+    git_repo(path)
+    (path / "datasets").mkdir()
+    return path
+
+
+def write_manifest(repo: Path, entries: list[dict[str, object]]) -> Path:
+    path = repo / "datasets" / "manifest.json"
+    doc = {"format": "evalspec.manifest", "version": 1, "files": entries}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def entry(path: str, uri: str, size: int, sha256: str = "0" * 64) -> dict[str, object]:
+    return {"path": path, "uri": uri, "size": size, "sha256": sha256}
+
+
+def leftovers(repo: Path) -> list[str]:
+    return sorted(p.name for p in repo.rglob("*") if p.name.endswith(".evalspec-part"))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return repo_with_datasets(tmp_path / "repo")
+
+
+def test_dev_zero_with_a_terabyte_is_refused_before_any_byte(repo: Path) -> None:
+    write_manifest(repo, [entry("datasets/zero.bin", "file:///dev/zero", 10**12)])
+    start = time.monotonic()
+    refused = evalspec(repo, "manifest", "fetch")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "source_outside_root" in refused.stdout
+    allowed = evalspec(repo, "manifest", "fetch", "--allow-outside-root")
+    assert allowed.returncode == 1, allowed.stdout + allowed.stderr
+    assert "too_large" in allowed.stdout and "--max-size" in allowed.stdout
+    unlimited = evalspec(repo, "manifest", "fetch", "--allow-outside-root", "--max-size", "0")
+    assert unlimited.returncode == 2, unlimited.stdout + unlimited.stderr
+    assert "no_space" in unlimited.stdout
+    assert time.monotonic() - start < 60
+    assert sorted(p.name for p in (repo / "datasets").iterdir()) == ["manifest.json"]
+
+
+def test_max_size_bounds_a_fetch_and_takes_units(repo: Path) -> None:
+    data = b"z" * 3000
+    (repo / "store.bin").write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    write_manifest(repo, [entry("datasets/a.bin", (repo / "store.bin").as_uri(), 3000, digest)])
+    small = evalspec(repo, "manifest", "fetch", "--max-size", "2K")
+    assert small.returncode == 1 and "too_large" in small.stdout
+    ok = evalspec(repo, "manifest", "fetch", "--max-size", "1M")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert (repo / "datasets" / "a.bin").read_bytes() == data
+    bad = evalspec(repo, "manifest", "fetch", "--max-size", "lots")
+    assert bad.returncode == 2 and "not a size" in bad.stderr
+
+
+def test_a_source_inside_the_repository_is_allowed_by_default(repo: Path) -> None:
+    data = b"hello\n"
+    (repo / "blob").write_bytes(data)
+    write_manifest(
+        repo,
+        [entry("datasets/h", (repo / "blob").as_uri(), 6, hashlib.sha256(data).hexdigest())],
+    )
+    result = fetch(repo / "datasets" / "manifest.json", root=repo)
+    assert [e.path for e in result.fetched] == ["datasets/h"]
+
+
+def test_a_symlink_in_the_repository_to_a_secret_is_still_outside(
+    repo: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"s3cr3t")
+    (repo / "innocent").symlink_to(secret)
+    write_manifest(repo, [entry("datasets/x", (repo / "innocent").as_uri(), 6)])
+    result = fetch(repo / "datasets" / "manifest.json", root=repo)
+    assert [p.code for p in result.problems] == ["source_outside_root"]
+
+
+def test_mismatches_reveal_nothing_about_the_file_read(repo: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "shadow"
+    data = b"root:$6$salt$hash:19000:0:99999:7:::\n" * 3
+    secret.write_bytes(data)
+    real_sha = hashlib.sha256(data).hexdigest()
+    wrong_sha = "ab" * 32
+    write_manifest(
+        repo,
+        [
+            entry("datasets/right-size", secret.as_uri(), len(data), wrong_sha),
+            entry("datasets/wrong-size", secret.as_uri(), len(data) + 5, wrong_sha),
+        ],
+    )
+    for args in ((), ("--allow-outside-root",)):
+        done = evalspec(repo, "manifest", "fetch", "--format", "json", *args)
+        assert done.returncode == 1, done.stdout + done.stderr
+        text = done.stdout + done.stderr
+        assert real_sha not in text
+        assert str(len(data)) not in text  # the real size is never stated
+    messages = [p["message"] for p in json.loads(done.stdout)["problems"]]
+    assert any(wrong_sha in m for m in messages)  # what the manifest expected: fine
+    assert leftovers(repo) == []
+
+
+def test_fetch_never_writes_more_than_the_declared_size(repo: Path) -> None:
+    write_manifest(repo, [entry("datasets/z", "file:///dev/zero", 1 << 20)])
+    limits = FetchLimits(allow_outside_root=True)
+    result = fetch(repo / "datasets" / "manifest.json", root=repo, limits=limits)
+    assert [p.code for p in result.problems] == ["download_too_large"]
+    assert not (repo / "datasets" / "z").exists()
+    assert leftovers(repo) == []
+
+
+def test_a_path_over_path_max_is_invalid_path(repo: Path) -> None:
+    long_path = "/".join(["d" * 200] * 25)
+    write_manifest(repo, [entry(long_path, "s3://b/x", 1)])
+    done = evalspec(repo, "manifest", "verify")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "invalid_path" in done.stdout and "PATH_MAX" in done.stdout
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_fetch_removes_the_temp_file(repo: Path, signum: int) -> None:
+    fifo = repo / "slow-source"
+    os.mkfifo(fifo)
+    write_manifest(repo, [entry("datasets/big.bin", fifo.as_uri(), 50 << 20)])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalspec", "manifest", "fetch"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    writer = os.open(fifo, os.O_WRONLY)  # blocks until fetch opens the source
+    try:
+        os.write(writer, b"x" * (1 << 20))
+        deadline = time.monotonic() + 30
+        while not any(p.stat().st_size for p in (repo / "datasets").glob("*.evalspec-part")):
+            assert time.monotonic() < deadline, "the download never started"
+            time.sleep(0.02)
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        os.close(writer)
+    expected = 130 if signum == signal.SIGINT else 128 + signum
+    assert proc.returncode == expected, err
+    assert b"Traceback" not in err
+    assert leftovers(repo) == []
+    assert not (repo / "datasets" / "big.bin").exists()
+
+
+def test_a_manifest_that_is_a_symlink_out_of_the_repository_is_not_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret\n")
+    (repo / "datasets" / "manifest.json").symlink_to(secret)
+    done = evalspec(repo, "manifest", "verify")
+    assert done.returncode == 2
+    assert "symlink that leads outside the repository" in done.stderr
+    assert "column" not in done.stderr  # nothing about the file's content
