@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalspec.commands.inputs import add_color, add_quiet
+from evalspec.terminal import Painter
+
 
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -34,7 +37,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
     )
+    add_quiet(p, "failed checks")
+    add_color(p)
     p.set_defaults(run=run)
+
 
 
 def _config(args: argparse.Namespace) -> Path:
@@ -65,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         check,
         load_report,
         parse_gates,
+        tally,
         to_markdown,
     )
     from evalspec.project.layout import find_layout
@@ -122,18 +129,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return 2
     verdicts = check(gates, reports, baselines)
+    paint = Painter.for_stream(sys.stdout, args.color)
+    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
     for v in verdicts:
-        mark = {True: "pass", False: "FAIL", None: "skip"}[v.passed]
-        print(f"{mark}  {v.gate.name}: {v.check}: {v.message}")
+        if args.quiet and v.passed is not False:
+            continue
+        mark, colour = marks[v.passed]
+        print(f"{paint(mark, colour, 'bold')}  {v.gate.name}: {v.check}: {v.message}")
     gated = {g.dataset for g in gates}
-    for name in sorted(set(reports) - gated):
-        print(f"note  no gate covers dataset {name!r}")
+    if not args.quiet:
+        for name in sorted(set(reports) - gated):
+            print(f"note  no gate covers dataset {name!r}")
     failed = sum(1 for v in verdicts if v.passed is False)
-    print(
-        f"{failed} of {len(verdicts)} gate checks failed"
-        if failed
-        else f"all {len(verdicts)} gate checks passed"
-    )
+    skipped = sum(1 for v in verdicts if v.passed is None)
+    if not args.quiet:
+        print(paint(tally(verdicts), "red" if failed else "yellow" if skipped else "green"))
     if args.markdown:
         try:
             Path(args.markdown).write_text(to_markdown(verdicts), encoding="utf-8")

@@ -10,6 +10,8 @@ import sys
 from typing import Any
 
 from evalspec.bootstrap import DEFAULT_RESAMPLES
+from evalspec.commands.inputs import STDIN, display, not_jsonl_hint, read_bytes
+from evalspec.commands.swapped import looks_swapped
 from evalspec.commands.validate import format_error
 from evalspec.predictions import PredictionProblem, read_predictions
 from evalspec.registry import default_registry
@@ -47,9 +49,19 @@ def add_parser(sub: Any) -> None:
         "tasks were refused, none is valid, or the predictions file has problems (then "
         "the report is still written), 2 on usage or I/O errors.",
     )
-    p.add_argument("tasks", metavar="TASKS", help="tasks.jsonl")
-    p.add_argument("predictions", metavar="PREDICTIONS", help="predictions JSONL")
-    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("tasks", metavar="TASKS", help="the task file (JSON Lines); - reads stdin")
+    p.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help='the model\'s outputs, one {"task_id", "output"} JSON line per task; '
+        "- reads stdin (one of TASKS and PREDICTIONS at most)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="the report as text (default), json (the documented schema) or markdown",
+    )
     p.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
     p.add_argument(
         "--allow-bad-tasks",
@@ -105,10 +117,10 @@ def add_parser(sub: Any) -> None:
 
 def _read(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_bytes(path)
     except OSError as exc:
-        print(f"evalspec: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        reason = exc.strerror or exc
+        print(f"evalspec: error: cannot read {display(path)}: {reason}", file=sys.stderr)
         return None
 
 
@@ -126,9 +138,27 @@ def _progress(done: int, total: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     registry = default_registry(args.spec_version)
+    if args.tasks == STDIN and args.predictions == STDIN:
+        print(
+            "evalspec: error: TASKS and PREDICTIONS cannot both be - (standard input)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     tasks_bytes = _read(args.tasks)
     predictions_bytes = _read(args.predictions)
     if tasks_bytes is None or predictions_bytes is None:
+        return EXIT_USAGE
+    tasks_name, predictions_name = display(args.tasks), display(args.predictions)
+    if looks_swapped(tasks_bytes, predictions_bytes):
+        print(
+            f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
+            "tasks: the arguments look swapped",
+            file=sys.stderr,
+        )
+        print(
+            f"evalspec: hint: tasks come first: evalspec score {predictions_name} {tasks_name}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     # Both files are validated from the bytes that are hashed, so the
     # checksums in the report are of exactly what was scored.
@@ -140,9 +170,12 @@ def run(args: argparse.Namespace) -> int:
         invalid_task_ids=invalid_ids,
     )
     for e in validation.errors:
-        print(format_error(args.tasks, e), file=sys.stderr)
+        print(format_error(tasks_name, e), file=sys.stderr)
     for p in predictions.problems:
-        print(_format_problem(args.predictions, p), file=sys.stderr)
+        print(_format_problem(predictions_name, p), file=sys.stderr)
+    hint = not_jsonl_hint(args.tasks, validation.errors[0] if validation.errors else None)
+    if hint is not None:
+        print(hint, file=sys.stderr)
     if validation.errors and not args.allow_bad_tasks:
         print(
             f"evalspec: refusing to score: {validation.invalid} of {validation.total} tasks are "
@@ -166,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     notes = []
     if not validation.validated:
         # An empty dataset is a problem, not a score: its aggregates are all null.
-        print(f"evalspec: {args.tasks} holds no valid task to score", file=sys.stderr)
+        print(f"evalspec: {tasks_name} holds no valid task to score", file=sys.stderr)
         notes.append("the tasks file holds no valid task")
     if predictions.for_invalid_tasks:
         notes.append(
@@ -186,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=_progress if sys.stderr.isatty() else None,
     )
-    dataset = args.dataset or os.path.splitext(os.path.basename(args.tasks))[0]
+    stem = "stdin" if args.tasks == STDIN else os.path.splitext(os.path.basename(args.tasks))[0]
+    dataset = args.dataset or stem
     report = build_report(
         validation.validated,
         scores,

@@ -1,17 +1,28 @@
 """``evalspec validate PATH... [--format text|json|github|sarif|junit] [--spec-version N]
-[--jobs N]``."""
+[--jobs N] [--quiet] [--color WHEN]``; PATH may be ``-`` (standard input) or a directory."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
+from evalspec.commands.inputs import (
+    STDIN,
+    add_color,
+    add_quiet,
+    display,
+    expand,
+    not_jsonl_hint,
+)
 from evalspec.formats import FORMATS, FileReport, render_reports
 from evalspec.model import ErrorRecord
 from evalspec.registry import default_registry
-from evalspec.validate import ValidationResult
+from evalspec.terminal import Painter
+from evalspec.validate import LineResult, ValidationResult, iter_validate
+from evalspec.wording import counted
 
 
 def add_parser(sub: Any) -> None:
@@ -21,7 +32,13 @@ def add_parser(sub: Any) -> None:
         description="Validate task files line by line. Exit 0 when every line is valid, "
         "1 when any line is not, 2 on usage or I/O errors.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="tasks.jsonl files")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="task files (JSON Lines); - reads standard input; a directory stands for "
+        "every *.jsonl file below it, recursively, in sorted order",
+    )
     p.add_argument(
         "--format",
         choices=("text", "json", *FORMATS),
@@ -45,6 +62,8 @@ def add_parser(sub: Any) -> None:
         help="check each file in N processes (default: by file size, "
         "one per core for big files); output is the same for any N",
     )
+    add_quiet(p, "problems, one line each")
+    add_color(p)
     p.set_defaults(run=run)
 
 
@@ -55,36 +74,72 @@ def _jobs(text: str) -> int:
     return value
 
 
-def format_error(path: str, e: ErrorRecord) -> str:
+def format_error(path: str, e: ErrorRecord, paint: Painter = Painter(False)) -> str:
     """``file:line: rule field — message`` (one line, for people)."""
     field = f" {e.field}" if e.field else ""
-    return f"{path}:{e.line}: {e.rule}{field} — {e.message}"
+    where = paint(f"{path}:{e.line}:", "bold")
+    return f"{where} {paint(e.rule, 'red', 'bold')}{field} — {e.message}"
+
+
+def summary(path: str, total: int, invalid: int, paint: Painter = Painter(False)) -> str:
+    """``file: 10 tasks, 9 valid, 1 invalid``."""
+    counts = f"{counted(total, 'task')}, {total - invalid} valid, {invalid} invalid"
+    return f"{paint(path + ':', 'bold')} {paint(counts, 'red' if invalid else 'green')}"
+
+
+def _problems(
+    path: str, args: argparse.Namespace, tally: Any, on_chunk: Any
+) -> Iterator[LineResult]:
+    from evalspec.parallel import iter_problems
+
+    if path != STDIN:
+        return iter_problems(
+            path,
+            spec_version=args.spec_version,
+            jobs=getattr(args, "jobs", None),
+            tally=tally,
+            on_chunk=on_chunk,
+        )
+    return _stdin_problems(args.spec_version, tally)
+
+
+def _stdin_problems(spec_version: int | None, tally: Any) -> Iterator[LineResult]:
+    # A pipe is read once, in this process: the same verdicts as iter_problems.
+    for verdict in iter_validate(sys.stdin.buffer, spec_version=spec_version):
+        tally.total += 1
+        if verdict.task is None:
+            tally.invalid += 1
+            yield verdict
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.parallel import Tally, iter_problems
+    from evalspec.parallel import Tally
     from evalspec.progress import Progress
 
     default_registry(args.spec_version)  # plugin errors surface before any file is read
+    paths, input_problems = expand(args.paths)
+    for problem in input_problems:
+        print(f"evalspec: error: {problem}", file=sys.stderr)
+    quiet = getattr(args, "quiet", False)
+    paint = Painter.for_stream(sys.stdout, getattr(args, "color", "auto"))
     reports: list[dict[str, Any]] = []
     file_reports: list[FileReport] = []
-    io_failed = problems = False
-    for path in args.paths:
-        result = ValidationResult(path=path)
+    io_failed = bool(input_problems)
+    problems = False
+    for path in paths:
+        name = display(path)
+        result = ValidationResult(path=name)
         tally = Tally()
-        progress = Progress.for_stream(sys.stderr, path)
+        progress = Progress.for_stream(sys.stderr, name)
+        first_error: ErrorRecord | None = None
         try:
             # Valid tasks are never built or held: only errors stream out.
-            for verdict in iter_problems(
-                path,
-                spec_version=args.spec_version,
-                jobs=getattr(args, "jobs", None),
-                tally=tally,
-                on_chunk=progress.update,
-            ):
+            for verdict in _problems(path, args, tally, progress.update):
+                if first_error is None and verdict.errors:
+                    first_error = verdict.errors[0]
                 if args.format == "text":
                     for e in verdict.errors:
-                        print(format_error(path, e))
+                        print(format_error(name, e, paint))
                 else:
                     result.errors.extend(verdict.errors)
             result.total, result.invalid = tally.total, tally.invalid
@@ -92,17 +147,20 @@ def run(args: argparse.Namespace) -> int:
             progress.clear()
             io_failed = True
             reason = exc.strerror or str(exc)
-            print(f"evalspec: error: cannot read {path}: {reason}", file=sys.stderr)
-            reports.append({"path": path, "error": f"cannot read: {reason}"})
-            file_reports.append(FileReport(path, (), reason))
+            print(f"evalspec: error: cannot read {name}: {reason}", file=sys.stderr)
+            reports.append({"path": name, "error": f"cannot read: {reason}"})
+            file_reports.append(FileReport(name, (), reason))
             continue
         finally:
             progress.clear()
         problems = problems or result.invalid > 0
-        if args.format == "text":
-            print(f"{path}: {result.total} tasks, {result.valid} valid, {result.invalid} invalid")
+        if args.format == "text" and not quiet:
+            print(summary(name, result.total, result.invalid, paint))
+        hint = not_jsonl_hint(path, first_error)
+        if hint is not None:
+            print(hint, file=sys.stderr)
         reports.append(result.to_dict())
-        file_reports.append(FileReport(path, tuple(result.errors)))
+        file_reports.append(FileReport(name, tuple(result.errors)))
     if args.format in FORMATS:
         sys.stdout.write(render_reports(args.format, file_reports, command="evalspec validate"))
     elif args.format == "json":

@@ -379,14 +379,17 @@ def _fmt_ci(ci: Any) -> str:
     return ""
 
 
+def tally(verdicts: Sequence[Verdict]) -> str:
+    """``3 passed, 1 skipped, 0 failed``: every count, always, so a check that was not
+    made is never read as one that passed."""
+    failed = sum(1 for v in verdicts if v.passed is False)
+    skipped = sum(1 for v in verdicts if v.passed is None)
+    return f"{len(verdicts) - failed - skipped} passed, {skipped} skipped, {failed} failed"
+
+
 def to_markdown(verdicts: Sequence[Verdict]) -> str:
     """A gate summary for a pull request or a CI job summary."""
-    failed = [v for v in verdicts if v.passed is False]
-    head = (
-        f"**{len(failed)} of {len(verdicts)} gate checks failed**"
-        if failed
-        else f"**All {len(verdicts)} gate checks passed**"
-    )
+    head = f"**Gate checks: {tally(verdicts)}**"
     lines = [
         "### Eval gates",
         "",

@@ -1,0 +1,147 @@
+"""What the commands accept where they read task files: ``-`` for standard input,
+directories (their ``*.jsonl`` files, recursively, in sorted order), and the one-line
+hints for input that is JSON but not JSON Lines."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import IO
+
+from evalspec.model import ErrorRecord
+from evalspec.terminal import CHOICES
+
+STDIN = "-"
+"""The argument that means standard input."""
+
+STDIN_NAME = "<stdin>"
+"""How standard input is named in messages (``<stdin>:3: rule ...``)."""
+
+PATTERN = ".jsonl"
+
+
+class InputError(Exception):
+    """An argument names no readable input (reported as a usage error, exit 2)."""
+
+
+def display(path: str) -> str:
+    """The name a path is reported under."""
+    return STDIN_NAME if path == STDIN else path
+
+
+def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``paths`` with each directory replaced by the ``*.jsonl`` files below it
+    (recursively, sorted by path components; symlinked directories are not entered,
+    so a loop cannot run away). Returns ``(files, problems)``: a directory holding no
+    such file is a problem, as is ``-`` given twice (standard input reads once)."""
+    files: list[str] = []
+    problems: list[str] = []
+    stdin_seen = False
+    for raw in paths:
+        if raw == STDIN:
+            if stdin_seen:
+                problems.append("- (standard input) can be given only once")
+                continue
+            stdin_seen = True
+            files.append(raw)
+        elif os.path.isdir(raw):
+            found = list(_walk(raw))
+            if not found:
+                problems.append(f"{raw}: directory holds no *{PATTERN} file")
+            files.extend(found)
+        else:
+            files.append(raw)
+    return files, problems
+
+
+def _walk(top: str) -> Iterable[str]:
+    found: list[tuple[list[str], str]] = []
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        dirnames.sort()
+        for name in filenames:
+            if name.endswith(PATTERN):
+                path = os.path.join(dirpath, name)
+                if os.path.isfile(path):
+                    found.append((os.path.relpath(path, top).split(os.sep), path))
+    return [path for _, path in sorted(found)]
+
+
+def open_binary(path: str) -> IO[bytes]:
+    """``path`` opened for reading bytes; standard input (not to be closed) for ``-``.
+
+    :raises OSError: the file cannot be opened.
+    """
+    if path == STDIN:
+        return sys.stdin.buffer
+    return open(path, "rb")
+
+
+def read_bytes(path: str) -> bytes:
+    """All the bytes of ``path`` (standard input for ``-``).
+
+    :raises OSError: the file cannot be read.
+    """
+    if path == STDIN:
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def add_quiet(p: argparse.ArgumentParser, what: str = "problems") -> None:
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help=f"print only the {what}: no summary lines",
+    )
+
+
+def add_color(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--color",
+        choices=CHOICES,
+        default="auto",
+        help="colour the output: auto (default: on a terminal, unless NO_COLOR is set; "
+        "FORCE_COLOR forces it), always or never",
+    )
+
+
+_NOT_JSONL_RULES = frozenset({"invalid_json", "not_object"})
+
+
+def not_jsonl_hint(path: str, first_error: ErrorRecord | None) -> str | None:
+    """One hint line when the first problem of a file shows JSON that is not JSON Lines:
+    a JSON array, or a pretty-printed object spread over lines. ``None`` otherwise."""
+    if first_error is None or first_error.rule not in _NOT_JSONL_RULES or first_error.line > 3:
+        return None
+    text = (first_error.text or "").strip()
+    name = display(path)
+    convert = "" if path == STDIN else f" (convert it with: jq -c '.[]' {path})"
+    if text.startswith("["):
+        return (
+            f"evalspec: hint: {name} looks like a JSON array; evalspec reads JSON Lines, "
+            f"one task object per line{convert}"
+        )
+    if text == "{":
+        convert = "" if path == STDIN else f" (convert it with: jq -c . {path})"
+        return (
+            f"evalspec: hint: {name} looks like pretty-printed JSON; evalspec reads JSON Lines, "
+            f"each task object on a single line{convert}"
+        )
+    return None
+
+
+__all__ = [
+    "STDIN",
+    "STDIN_NAME",
+    "InputError",
+    "add_color",
+    "add_quiet",
+    "display",
+    "expand",
+    "not_jsonl_hint",
+    "open_binary",
+    "read_bytes",
+]
