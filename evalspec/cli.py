@@ -43,9 +43,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         version=f"evalspec {__version__}",
         help="print the version and exit",
     )
-    sub = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, title="commands"
-    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, title="commands")
     for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"evalspec.commands.{name}")
         module.add_parser(sub)

@@ -42,7 +42,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-
 def _config(args: argparse.Namespace) -> Path:
     from evalspec.project.layout import find_layout
 

@@ -54,7 +54,10 @@ def _next_step(args: argparse.Namespace, card_created: bool) -> str:
             f"next: replace the placeholder owner {DEFAULT_OWNER} in the card and in CODEOWNERS "
             f"(or rerun with --owner), then run {lint}"
         )
-    return f"next: add your datasets beside the example, each NAME.jsonl with a NAME.card.md; run {lint}"
+    return (
+        "next: add your datasets beside the example, each NAME.jsonl with a NAME.card.md; "
+        f"run {lint}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

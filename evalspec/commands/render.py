@@ -78,7 +78,9 @@ def _write(fmt: str, files: list[tuple[str, list[TaskSpec]]]) -> None:
     for name, tasks in files:
         for task in tasks:
             if fmt == "jsonl":
-                line = json.dumps({"task_id": task.task_id, "prompt": render(task)}, ensure_ascii=False)
+                line = json.dumps(
+                    {"task_id": task.task_id, "prompt": render(task)}, ensure_ascii=False
+                )
                 out.write(line + "\n")
             else:
                 out.write(("" if first else "\n") + f"==> {name} {task.task_id} <==\n")

@@ -32,7 +32,9 @@ def is_prediction(obj: dict[str, Any] | None) -> bool:
 
 
 def is_task(obj: dict[str, Any] | None) -> bool:
-    return obj is not None and len(_TASK_KEYS & obj.keys()) >= 2 and not _PREDICTION_KEYS & obj.keys()
+    return (
+        obj is not None and len(_TASK_KEYS & obj.keys()) >= 2 and not _PREDICTION_KEYS & obj.keys()
+    )
 
 
 def looks_swapped(tasks: bytes, predictions: bytes) -> bool:

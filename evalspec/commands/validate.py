@@ -74,14 +74,17 @@ def _jobs(text: str) -> int:
     return value
 
 
-def format_error(path: str, e: ErrorRecord, paint: Painter = Painter(False)) -> str:
+PLAIN = Painter(False)
+
+
+def format_error(path: str, e: ErrorRecord, paint: Painter = PLAIN) -> str:
     """``file:line: rule field — message`` (one line, for people)."""
     field = f" {e.field}" if e.field else ""
     where = paint(f"{path}:{e.line}:", "bold")
     return f"{where} {paint(e.rule, 'red', 'bold')}{field} — {e.message}"
 
 
-def summary(path: str, total: int, invalid: int, paint: Painter = Painter(False)) -> str:
+def summary(path: str, total: int, invalid: int, paint: Painter = PLAIN) -> str:
     """``file: 10 tasks, 9 valid, 1 invalid``."""
     counts = f"{counted(total, 'task')}, {total - invalid} valid, {invalid} invalid"
     return f"{paint(path + ':', 'bold')} {paint(counts, 'red' if invalid else 'green')}"
