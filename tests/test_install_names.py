@@ -70,7 +70,9 @@ def install_problems(text: str, extras: set[str]) -> list[str]:
             named = [e.strip() for e in (req["extras"] or "").split(",") if e.strip()]
             if name in (".", "./") or name == DISTRIBUTION:
                 for extra in named:
-                    if extra not in extras and not extra.startswith("{"):
+                    # {extra} in an f-string and EXTRA in prose are placeholders.
+                    placeholder = extra.startswith("{") or extra.isupper()
+                    if extra not in extras and not placeholder:
                         problems.append(f"extra {extra!r} is not in pyproject: {match.group(0)!r}")
             elif name.lower() not in THIRD_PARTY:
                 problems.append(f"installs {name!r}, not {DISTRIBUTION!r}: {match.group(0)!r}")
@@ -111,6 +113,7 @@ def test_the_scanner_catches_a_foreign_name_or_extra(line: str, bad: str) -> Non
         "f\"pip install 'evalspec-contract[{extra}]'\"",
         "pip install -e '.[evals,test]'   # a checkout",
         "pip install gcsfs",
+        "outside a checkout, `pip install 'evalspec-contract[EXTRA]'`",
     ],
 )
 def test_the_scanner_accepts_our_names(line: str) -> None:
