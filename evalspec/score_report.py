@@ -22,6 +22,7 @@ from evalspec.predictions import PredictionProblem
 from evalspec.registry import Registry, default_registry
 from evalspec.scoring import TaskScore
 from evalspec.unparsed import CHECKS
+from evalspec.wording import counted
 
 SCHEMA = "evalspec/score-report"
 SCHEMA_VERSION = 1
@@ -246,7 +247,7 @@ def _summary_lines(report: Mapping[str, Any]) -> list[str]:
     c = report["counts"]
     prov = report["provenance"]
     lines = [
-        f"dataset {report['dataset']}: {c['tasks']} tasks, {c['scored']} scored, "
+        f"dataset {report['dataset']}: {counted(c['tasks'], 'task')}, {c['scored']} scored, "
         f"{c['missing']} missing, {c['invalid_tasks']} invalid tasks, "
         f"{c['invalid_predictions']} invalid predictions",
         f"spec version {prov['spec_version']}, evalspec {prov['evalspec_version']}, "

@@ -73,13 +73,18 @@ def test_render_reads_standard_input() -> None:
     assert [row["task_id"] for row in rows] == ["arith_001", "arith_002"]
 
 
-def test_score_reads_predictions_or_tasks_from_standard_input() -> None:
-    args = ("--format", "json", "--allow-code-exec", "--bootstrap", "0")
-    via_file = evalspec("score", str(GOOD), str(PREDICTIONS), *args)
-    via_stdin = evalspec("score", str(GOOD), "-", *args, stdin=PREDICTIONS.read_bytes())
-    tasks_stdin = evalspec("score", "-", str(PREDICTIONS), *args, stdin=GOOD.read_bytes())
+def test_score_reads_predictions_or_tasks_from_standard_input(tmp_path: Path) -> None:
+    # Without the code_exec tasks: the sandbox is not what this is about.
+    lines = GOOD.read_text(encoding="utf-8").splitlines(keepends=True)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(ln for ln in lines if '"code_exec"' not in ln), encoding="utf-8")
+    args = ("--format", "json", "--bootstrap", "0")
+    via_file = evalspec("score", str(tasks), str(PREDICTIONS), *args)
+    via_stdin = evalspec("score", str(tasks), "-", *args, stdin=PREDICTIONS.read_bytes())
+    tasks_stdin = evalspec("score", "-", str(PREDICTIONS), *args, stdin=tasks.read_bytes())
     assert via_file.returncode == via_stdin.returncode == tasks_stdin.returncode
     a, b, c = (json.loads(r.stdout) for r in (via_file, via_stdin, tasks_stdin))
+    assert len(a["rows"]) == 8
     assert a["rows"] == b["rows"] == c["rows"]
     assert b["provenance"]["predictions_sha256"] == a["provenance"]["predictions_sha256"]
     assert c["dataset"] == "stdin"

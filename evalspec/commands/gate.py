@@ -9,6 +9,7 @@ from typing import Any
 
 from evalspec.commands.inputs import add_color, add_quiet
 from evalspec.terminal import Painter
+from evalspec.wording import counted
 
 
 def add_parser(sub: Any) -> None:
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         for line, msg in exc.problems:
             print(f"{exc.path}:{line}: {msg}", file=sys.stderr)
         print(
-            f"evalspec: error: {len(exc.problems)} problem(s) in the gates config; "
+            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config; "
             "no gate was checked",
             file=sys.stderr,
         )

@@ -60,6 +60,12 @@ def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], lis
     groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
     errors: list[str] = []
     for raw in paths or ["."]:
+        if raw == "-":
+            errors.append(
+                "- (standard input): lint checks datasets beside their data cards; "
+                "give a layout, its datasets/ directory or NAME.jsonl files"
+            )
+            continue
         path = Path(raw)
         if not path.exists():
             errors.append(f"{raw}: no such file or directory")

@@ -18,6 +18,7 @@ from evalspec.registry import default_registry
 from evalspec.score_report import FORMATS, build_report, format_report
 from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
+from evalspec.wording import counted
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -178,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
         print(hint, file=sys.stderr)
     if validation.errors and not args.allow_bad_tasks:
         print(
-            f"evalspec: refusing to score: {validation.invalid} of {validation.total} tasks are "
+            f"evalspec: refusing to score: {validation.invalid} of "
+            f"{counted(validation.total, 'task')} {'is' if validation.invalid == 1 else 'are'} "
             "invalid (fix them, or pass --allow-bad-tasks to score the valid ones)",
             file=sys.stderr,
         )
@@ -190,7 +192,8 @@ def run(args: argparse.Namespace) -> int:
     ]
     if code_tasks and not args.allow_code_exec:
         print(
-            f"evalspec: refusing to score: {len(code_tasks)} tasks use a metric that executes "
+            f"evalspec: refusing to score: {counted(len(code_tasks), 'task')} "
+            f"{'uses' if len(code_tasks) == 1 else 'use'} a metric that executes "
             f"the model's output as code ({', '.join(sorted({t.metric_name for t in code_tasks}))})"
             "; pass --allow-code-exec to run them in the sandbox",
             file=sys.stderr,
