@@ -19,26 +19,19 @@ from evalspec import PostProcessRule, Registry, build_registry
 
 pytest_plugins = ["pytester"]
 
-settings.register_profile(
-    "ci",
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "quick",
-    max_examples=20,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "thorough",
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+# name: (examples, derandomize)
+for _name, (_examples, _fixed) in {
+    "quick": (20, True),
+    "ci": (60, True),
+    "thorough": (2000, False),
+}.items():
+    settings.register_profile(
+        _name,
+        max_examples=_examples,
+        deadline=None,
+        derandomize=_fixed,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 

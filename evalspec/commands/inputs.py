@@ -22,10 +22,6 @@ STDIN_NAME = "<stdin>"
 PATTERN = ".jsonl"
 
 
-class InputError(Exception):
-    """An argument names no readable input (reported as a usage error, exit 2)."""
-
-
 def display(path: str) -> str:
     """The name a path is reported under."""
     return STDIN_NAME if path == STDIN else path
@@ -89,6 +85,17 @@ def read_bytes(path: str) -> bytes:
         return f.read()
 
 
+def add_paths(p: argparse.ArgumentParser) -> None:
+    """The PATH... argument of the commands that read task files."""
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="task files (JSON Lines); - reads standard input; a directory stands for "
+        "every *.jsonl file below it, recursively, in sorted order",
+    )
+
+
 def add_quiet(p: argparse.ArgumentParser, what: str = "problems") -> None:
     p.add_argument(
         "--quiet",
@@ -136,8 +143,8 @@ def not_jsonl_hint(path: str, first_error: ErrorRecord | None) -> str | None:
 __all__ = [
     "STDIN",
     "STDIN_NAME",
-    "InputError",
     "add_color",
+    "add_paths",
     "add_quiet",
     "display",
     "expand",

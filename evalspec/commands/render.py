@@ -9,8 +9,8 @@ import json
 import sys
 from typing import Any
 
-from evalspec.commands.inputs import display, expand, not_jsonl_hint, read_bytes
-from evalspec.commands.validate import format_error
+from evalspec.commands.inputs import add_paths, display, expand, not_jsonl_hint, read_bytes
+from evalspec.commands.validate import add_spec_version, format_error
 from evalspec.model import TaskSpec
 from evalspec.registry import default_registry
 from evalspec.render import render
@@ -29,13 +29,7 @@ def add_parser(sub: Any) -> None:
         "Refuses to start when any line of any file is invalid, unless --allow-bad-tasks. "
         "Exit 0 when rendered, 1 when refused, 2 on usage or I/O errors.",
     )
-    p.add_argument(
-        "paths",
-        nargs="+",
-        metavar="PATH",
-        help="task files (JSON Lines); - reads standard input; a directory stands for "
-        "every *.jsonl file below it, recursively, in sorted order",
-    )
+    add_paths(p)
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -49,13 +43,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="render the valid tasks and report the invalid ones on stderr",
     )
-    p.add_argument(
-        "--spec-version",
-        type=int,
-        default=None,
-        metavar="N",
-        help="validate against spec version N (default: the newest)",
-    )
+    add_spec_version(p)
     p.set_defaults(run=run)
 
 

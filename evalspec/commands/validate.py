@@ -12,6 +12,7 @@ from typing import Any
 from evalspec.commands.inputs import (
     STDIN,
     add_color,
+    add_paths,
     add_quiet,
     display,
     expand,
@@ -32,13 +33,7 @@ def add_parser(sub: Any) -> None:
         description="Validate task files line by line. Exit 0 when every line is valid, "
         "1 when any line is not, 2 on usage or I/O errors.",
     )
-    p.add_argument(
-        "paths",
-        nargs="+",
-        metavar="PATH",
-        help="task files (JSON Lines); - reads standard input; a directory stands for "
-        "every *.jsonl file below it, recursively, in sorted order",
-    )
+    add_paths(p)
     p.add_argument(
         "--format",
         choices=("text", "json", *FORMATS),
@@ -46,13 +41,7 @@ def add_parser(sub: Any) -> None:
         help="text (default), json, github (workflow annotations), sarif (SARIF 2.1.0) "
         "or junit (JUnit XML, one test case per file)",
     )
-    p.add_argument(
-        "--spec-version",
-        type=int,
-        default=None,
-        metavar="N",
-        help="validate against spec version N (default: the newest)",
-    )
+    add_spec_version(p)
     p.add_argument(
         "--jobs",
         "-j",
@@ -65,6 +54,16 @@ def add_parser(sub: Any) -> None:
     add_quiet(p, "problems, one line each")
     add_color(p)
     p.set_defaults(run=run)
+
+
+def add_spec_version(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--spec-version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="validate against spec version N (default: the newest)",
+    )
 
 
 def _jobs(text: str) -> int:
