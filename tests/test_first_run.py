@@ -28,7 +28,7 @@ sys.meta_path.insert(0, _NoYaml())
 
 
 def run(
-    *args: str, cwd: Path, without_yaml: Path | None = None
+    *args: str, cwd: Path, without_yaml: Path | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if without_yaml is not None:
@@ -40,6 +40,7 @@ def run(
     return subprocess.run(
         [sys.executable, "-m", "evalspec", *args],
         cwd=cwd,
+        input=stdin,
         capture_output=True,
         text=True,
         env=env,
@@ -131,13 +132,15 @@ def test_gate_counts_skipped_checks_and_never_says_all_passed(tmp_path: Path) ->
     assert "**Gate checks: 2 passed, 1 skipped, 0 failed**" in (
         layout / "reports" / "gate.md"
     ).read_text(encoding="utf-8")
-    (layout / "reports" / "bad.json").write_text(json.dumps(_report("example", 0.1)))
-    failed = run("gate", "--quiet", "reports/bad.json", cwd=layout)
+    bad = json.dumps(_report("example", 0.1))
+    failed = run("gate", "--quiet", "-", cwd=layout, stdin=bad)
     assert failed.returncode == 1
     assert failed.stdout.splitlines() == [
         "FAIL  example exact_match: min: mean 0.1000 < min 0.5000 (n=5)",
         "FAIL  example[difficulty=hard] score: min: mean 0.1000 < min 0.2500 (n=2)",
     ]
+    twice = run("gate", "-", "--baseline", "-", cwd=layout, stdin=bad)
+    assert twice.returncode == 2 and "can be given only once" in twice.stderr
 
 
 def test_markdown_report_from_the_python_api_prints_no_none() -> None:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalspec.commands.inputs import add_color, add_quiet
+from evalspec.commands.inputs import STDIN, STDIN_NAME, add_color, add_quiet
 from evalspec.terminal import Painter
 from evalspec.wording import counted
 
@@ -20,14 +20,19 @@ def add_parser(sub: Any) -> None:
         "score reports. Exit 0 when every gate passes, 1 when any fails, 2 on an invalid "
         "config or an unreadable report.",
     )
-    p.add_argument("reports", nargs="+", metavar="REPORT", help="score reports (JSON)")
+    p.add_argument(
+        "reports",
+        nargs="+",
+        metavar="REPORT",
+        help="score reports (evalspec score --format json); - reads one from standard input",
+    )
     p.add_argument(
         "--baseline",
         action="extend",
         nargs="+",
         default=None,
         metavar="BASE",
-        help="baseline score report for max_drop (one per dataset)",
+        help="baseline score report for max_drop (one per dataset); - reads standard input",
     )
     p.add_argument(
         "--config",
@@ -63,13 +68,20 @@ def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
     return None if parsed is None else parsed.legal
 
 
+def _report(name: str) -> tuple[Path, dict[str, Any]]:
+    from evalspec.project.gates import load_report
+
+    if name == STDIN:
+        return Path(STDIN_NAME), load_report(Path(STDIN_NAME), sys.stdin.read())
+    return Path(name), load_report(Path(name))
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.project.gates import (
         GateConfigError,
         ReportError,
         by_dataset,
         check,
-        load_report,
         parse_gates,
         tally,
         to_markdown,
@@ -110,11 +122,12 @@ def run(args: argparse.Namespace) -> int:
             labels=labels,
             categories=set(registry.spec.categories),
         )
-        reports = by_dataset([(Path(r), load_report(Path(r))) for r in args.reports])
+        named = [*args.reports, *(args.baseline or [])]
+        if named.count(STDIN) > 1:
+            raise ReportError("- (standard input) can be given only once")
+        reports = by_dataset([_report(r) for r in args.reports])
         baselines = (
-            None
-            if args.baseline is None
-            else by_dataset([(Path(b), load_report(Path(b))) for b in args.baseline])
+            None if args.baseline is None else by_dataset([_report(b) for b in args.baseline])
         )
     except GateConfigError as exc:
         for line, msg in exc.problems:

@@ -220,13 +220,14 @@ def _slice_problems(
     return []
 
 
-def load_report(path: Path) -> dict[str, Any]:
-    """Read and check one score report.
+def load_report(path: Path, text: str | None = None) -> dict[str, Any]:
+    """Read and check one score report (``text``, when given, is its content: standard
+    input has no path to read).
 
     :raises ReportError: unreadable, not JSON, or not an ``evalspec/score-report`` v1.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8") if text is None else text)
     except OSError as exc:
         raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
