@@ -5,7 +5,8 @@ evaluators here decide what running a block means for its language:
 
 - ``python``: run in order in the document's namespace, in a temporary copy of
   the repository; a line ending in ``# prints: TEXT`` declares output: the block
-  must print exactly those TEXT lines, in order;
+  must print exactly those TEXT lines, in order; ``pycon`` (``>>>`` sessions):
+  checked as doctests in the same namespace;
 - ``sh`` / ``bash``: ``bash -e`` in that copy, this interpreter's ``evalspec`` first
   on PATH; exit 0, or N when the line before the fence is ``<!-- docs: exit N -->``;
 - ``console``: each ``$ command`` runs as an ``sh`` block would and the lines after
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import configparser
 import contextlib
+import doctest
 import io
 import json
 import os
@@ -47,7 +49,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SHELLS = frozenset({"sh", "bash", "shell", "console"})
 NOT_RUN = frozenset({"text"})
 PARSED = frozenset({"json", "jsonl", "toml", "yaml", "ini", "markdown"})
-LANGUAGES = SHELLS | NOT_RUN | PARSED | {"python"}
+LANGUAGES = SHELLS | NOT_RUN | PARSED | {"python", "pycon"}
+ALIASES = {"py": "python", "python3": "python", "yml": "yaml", "md": "markdown", "zsh": "sh"}
+"""Other names of the same languages, as renderers accept them."""
 
 TIMEOUT = 300
 """Seconds a shell block may take (a hung block fails instead of hanging the suite)."""
@@ -127,6 +131,7 @@ class BlockParser:
         for lexed in self.lexer(document):
             info = str(lexed.lexemes["info"]).strip()
             language = info.split()[0].lower() if info else ""
+            language = ALIASES.get(language, language)
             line = document.text.count("\n", 0, lexed.start) + 1
             skip, exit_code, problem = _marker(document.text, lexed.start)
             if problem is None and exit_code and language not in SHELLS:
@@ -167,6 +172,8 @@ class BlockRunner:
             return None
         if block.language == "python":
             return self.python(block, example.namespace)
+        if block.language == "pycon":
+            return self.pycon(block, example.namespace)
         if block.language == "console":
             return self.console(block)
         if block.language in SHELLS:
@@ -186,6 +193,18 @@ class BlockRunner:
         if expected and printed != expected:
             return f"the block printed {printed!r}; its # prints: comments say {expected!r}"
         return None
+
+    def pycon(self, block: Block, namespace: dict[str, Any]) -> str | None:
+        """``>>>`` sessions, checked as doctests in the document's namespace."""
+        namespace.setdefault("__name__", "__docs__")
+        test = doctest.DocTestParser().get_doctest(
+            block.source, namespace, str(namespace["__file__"]), None, block.line
+        )
+        out = io.StringIO()
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        with _cwd(self.workdir):
+            result = runner.run(test, out=out.write, clear_globs=False)
+        return out.getvalue() if result.failed else None
 
     def run(self, command: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -314,7 +333,7 @@ def run_document(path: Path, workdir: Path) -> list[str]:
         where = f"{path.name}:{block.line} ({block.language or 'no language'})"
         try:
             example.evaluate()
-        except Exception as exc:  # every failing block is reported, not just the first
+        except (Exception, SystemExit) as exc:  # every failing block is reported
             failures.append(f"{where}: {type(exc).__name__}: {exc}")
     return failures
 

@@ -40,6 +40,18 @@ def test_a_python_block_that_raises_or_prints_otherwise_fails(tmp_path: Path) ->
     assert "printed ['1']" in failures[1] and "say ['2']" in failures[1]
 
 
+def test_pycon_blocks_are_doctests_in_the_same_namespace(tmp_path: Path) -> None:
+    doc = block("py", "n = 6") + block("pycon", ">>> n * 7\n42")
+    assert _run(tmp_path, doc) == []
+    failures = _run(tmp_path, block("pycon", ">>> 6 * 7\n41"))
+    assert len(failures) == 1 and "Expected:" in failures[0]
+
+
+def test_a_block_that_exits_is_reported_not_fatal(tmp_path: Path) -> None:
+    failures = _run(tmp_path, block("python", "raise SystemExit(3)") + block("text", "x"))
+    assert len(failures) == 1 and "SystemExit" in failures[0]
+
+
 def test_sh_blocks_run_with_set_e_in_the_scratch_copy(tmp_path: Path) -> None:
     ok = block("sh", "evalspec validate tasks.jsonl\ntest -f tasks.jsonl")
     assert _run(tmp_path, ok) == []
