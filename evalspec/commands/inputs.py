@@ -8,7 +8,6 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import IO
 
 from evalspec.model import ErrorRecord
 from evalspec.terminal import CHOICES
@@ -62,16 +61,6 @@ def _walk(top: str) -> Iterable[str]:
                 if os.path.isfile(path):
                     found.append((os.path.relpath(path, top).split(os.sep), path))
     return [path for _, path in sorted(found)]
-
-
-def open_binary(path: str) -> IO[bytes]:
-    """``path`` opened for reading bytes; standard input (not to be closed) for ``-``.
-
-    :raises OSError: the file cannot be opened.
-    """
-    if path == STDIN:
-        return sys.stdin.buffer
-    return open(path, "rb")
 
 
 def read_bytes(path: str) -> bytes:
@@ -149,6 +138,5 @@ __all__ = [
     "display",
     "expand",
     "not_jsonl_hint",
-    "open_binary",
     "read_bytes",
 ]
