@@ -60,6 +60,22 @@ def test_validate_reads_standard_input_for_dash() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "args", [["validate", "-"], ["render", "-"], ["score", "-", str(PREDICTIONS)], ["gate", "-"]]
+)
+def test_a_closed_standard_input_is_an_io_error(args: list[str], tmp_path: Path) -> None:
+    (tmp_path / "gates.yaml").write_text("gates:\n  main:\n    exact_match: 0.5\n")
+    if args[0] == "gate":
+        args = [*args, "--config", "gates.yaml"]
+    command = " ".join([sys.executable, "-m", "evalspec", *args])
+    r = subprocess.run(
+        ["bash", "-c", command + " <&-"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2, r.stderr
+    assert "cannot read <stdin>: standard input is closed" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_dash_twice_is_a_usage_error() -> None:
     r = evalspec("validate", "-", "-", stdin=_first_lines(1))
     assert r.returncode == 2

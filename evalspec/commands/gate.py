@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalspec.commands.inputs import STDIN, STDIN_NAME, add_color, add_quiet
+from evalspec.commands.inputs import STDIN, STDIN_NAME, add_color, add_quiet, read_bytes
 from evalspec.terminal import Painter
 from evalspec.wording import counted
 
@@ -69,10 +69,15 @@ def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
 
 
 def _report(name: str) -> tuple[Path, dict[str, Any]]:
-    from evalspec.project.gates import load_report
+    from evalspec.project.gates import ReportError, load_report
 
     if name == STDIN:
-        return Path(STDIN_NAME), load_report(Path(STDIN_NAME), sys.stdin.read())
+        try:
+            text = read_bytes(STDIN).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            raise ReportError(f"cannot read {STDIN_NAME}: {reason}") from None
+        return Path(STDIN_NAME), load_report(Path(STDIN_NAME), text)
     return Path(name), load_report(Path(name))
 
 

@@ -5,9 +5,11 @@ hints for input that is JSON but not JSON Lines."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Iterable, Sequence
+from typing import IO
 
 from evalspec.model import ErrorRecord
 from evalspec.terminal import CHOICES
@@ -63,13 +65,24 @@ def _walk(top: str) -> Iterable[str]:
     return [path for _, path in sorted(found)]
 
 
+def stdin_binary() -> IO[bytes]:
+    """Standard input as bytes.
+
+    :raises OSError: standard input is closed (``<&-``), so there is nothing to read.
+    """
+    stream: IO[bytes] | None = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise OSError(errno.EBADF, "standard input is closed")
+    return stream
+
+
 def read_bytes(path: str) -> bytes:
     """All the bytes of ``path`` (standard input for ``-``).
 
     :raises OSError: the file cannot be read.
     """
     if path == STDIN:
-        return sys.stdin.buffer.read()
+        return stdin_binary().read()
     with open(path, "rb") as f:
         return f.read()
 
@@ -139,4 +152,5 @@ __all__ = [
     "expand",
     "not_jsonl_hint",
     "read_bytes",
+    "stdin_binary",
 ]

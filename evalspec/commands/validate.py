@@ -17,6 +17,7 @@ from evalspec.commands.inputs import (
     display,
     expand,
     not_jsonl_hint,
+    stdin_binary,
 )
 from evalspec.formats import FORMATS, FileReport, render_reports
 from evalspec.model import ErrorRecord
@@ -107,7 +108,7 @@ def _problems(
 
 def _stdin_problems(spec_version: int | None, tally: Any) -> Iterator[LineResult]:
     # A pipe is read once, in this process: the same verdicts as iter_problems.
-    for verdict in iter_validate(sys.stdin.buffer, spec_version=spec_version):
+    for verdict in iter_validate(stdin_binary(), spec_version=spec_version):
         tally.total += 1
         if verdict.task is None:
             tally.invalid += 1
