@@ -195,6 +195,16 @@ def test_swapped_score_arguments_say_so_in_a_line_or_two() -> None:
     assert lines[1] == f"evalspec: hint: tasks come first: evalspec score {GOOD} {PREDICTIONS}"
 
 
+@pytest.mark.parametrize("first_line", [b"[" * 100_000, b'{"a":' * 100_000, b"\xff{"])
+def test_the_swap_check_survives_hostile_first_lines(tmp_path: Path, first_line: bytes) -> None:
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_bytes(first_line + b"\n")
+    for args in ((str(hostile), str(GOOD)), (str(GOOD), str(hostile))):
+        r = evalspec("score", *args, "--bootstrap", "0", "--allow-code-exec")
+        assert r.returncode in (1, 2)
+        assert "Traceback" not in r.stderr and "look swapped" not in r.stderr
+
+
 # -- parser -----------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ import argparse
 import errno
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import IO
 
 from evalspec.model import ErrorRecord
@@ -44,7 +44,7 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
             stdin_seen = True
             files.append(raw)
         elif os.path.isdir(raw):
-            found = list(_walk(raw))
+            found = _walk(raw, problems)
             if not found:
                 problems.append(f"{raw}: directory holds no *{PATTERN} file")
             files.extend(found)
@@ -53,9 +53,13 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     return files, problems
 
 
-def _walk(top: str) -> Iterable[str]:
+def _walk(top: str, problems: list[str]) -> list[str]:
+    def unreadable(exc: OSError) -> None:
+        # A directory that cannot be listed is reported, never silently skipped.
+        problems.append(f"cannot read {exc.filename or top}: {exc.strerror or exc}")
+
     found: list[tuple[list[str], str]] = []
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
         dirnames.sort()
         for name in filenames:
             if name.endswith(PATTERN):

@@ -19,9 +19,11 @@ def _first_object(data: bytes) -> dict[str, Any] | None:
     for raw in data[:_PEEK].split(b"\n"):
         if not raw.strip():
             continue
+        if not raw.lstrip(b"\xef\xbb\xbf \t\r").startswith(b"{"):
+            return None
         try:
             value = json.loads(raw.decode("utf-8-sig", "replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # hostile input: any depth, any bytes
             return None
         return value if isinstance(value, dict) else None
     return None
