@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from evalspec import __version__
+from evalspec.cliparser import Parser, chosen_parser, print_overview
 from evalspec.errors import EvalspecError
 from evalspec.exitcodes import EXIT_OUTPUT_CLOSED, EXIT_USAGE
 
@@ -29,11 +30,19 @@ COMMANDS = (
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (``only``) one with just that subcommand: importing every
     subcommand module costs tens of milliseconds a command does not need."""
-    parser = argparse.ArgumentParser(
-        prog="evalspec", description="Validate, render and score LLM evaluation tasks."
+    parser = Parser(
+        prog="evalspec",
+        description="Validate, render and score LLM evaluation tasks.",
+        epilog="Run `evalspec COMMAND --help` for a command's options. Exit status: 0 clean, "
+        "1 problems found, 2 usage or I/O error.",
     )
-    parser.add_argument("--version", action="version", version=f"evalspec {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"evalspec {__version__}",
+        help="print the version and exit",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, title="commands")
     for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"evalspec.commands.{name}")
         module.add_parser(sub)
@@ -49,8 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     words = list(sys.argv[1:] if argv is None else argv)
     first = words[0] if words else None
+    if first is None:
+        # Bare `evalspec` is a usage error that shows what there is to use.
+        print_overview(build_parser())
+        return EXIT_USAGE
     parser = build_parser(first if first in COMMANDS else None)
-    args = parser.parse_args(words)
+    args, extras = parser.parse_known_args(words)
+    if extras:
+        chosen_parser(parser, args).unrecognized(extras)
     try:
         code: int = args.run(args)
     except EvalspecError as exc:

@@ -23,6 +23,7 @@ from evalspec.registry import Registry, default_registry
 from evalspec.samples import TaskSamples, check_ks, pass_at_aggregates
 from evalspec.scoring import TaskScore
 from evalspec.unparsed import extracts
+from evalspec.wording import counted
 
 SCHEMA = "evalspec/score-report"
 SCHEMA_VERSION = 2
@@ -333,14 +334,16 @@ def _summary_lines(report: Mapping[str, Any]) -> list[str]:
     c = report["counts"]
     prov = report["provenance"]
     lines = [
-        f"dataset {report['dataset']}: {c['tasks']} tasks, {c['scored']} scored, "
+        f"dataset {report['dataset']}: {counted(c['tasks'], 'task')}, {c['scored']} scored, "
         f"{c['missing']} missing, {c['invalid_tasks']} invalid tasks, "
         f"{c['invalid_predictions']} invalid predictions",
         f"spec version {prov['spec_version']}, evalspec {prov['evalspec_version']}, "
         f"seed {prov['seed']}, {prov['bootstrap_resamples']} bootstrap resamples",
-        f"tasks sha256 {prov['tasks_sha256']}",
-        f"predictions sha256 {prov['predictions_sha256']}",
     ]
+    # From the Python API there may be no file to hash: say so rather than print None.
+    for name in ("tasks", "predictions"):
+        digest = prov[f"{name}_sha256"]
+        lines.append(f"{name} sha256 {digest if digest is not None else 'not recorded (no file)'}")
     if prov["code_exec"] is not None:
         lines.append(f"code_exec isolation tier: {prov['code_exec']['isolation_tier']}")
         if "executor" in prov["code_exec"]:

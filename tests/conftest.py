@@ -1,7 +1,9 @@
 """Shared fixtures and hypothesis profiles.
 
-Profiles: ``ci`` (the default: fast and derandomized, no deadline),
-``thorough`` (many examples; ``HYPOTHESIS_PROFILE=thorough pytest``).
+Profiles: ``quick`` (the default: 20 derandomized examples, no deadline, so the
+README's test command stays quick), ``ci`` (60 examples: what ``-m slow`` reruns every
+property suite with, in tests/test_property_profiles.py) and ``thorough`` (2000;
+``HYPOTHESIS_PROFILE=thorough python -m pytest``).
 """
 
 from __future__ import annotations
@@ -17,20 +19,20 @@ from evalspec import PostProcessRule, Registry, build_registry
 
 pytest_plugins = ["pytester"]
 
-settings.register_profile(
-    "ci",
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "thorough",
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# name: (examples, derandomize)
+for _name, (_examples, _fixed) in {
+    "quick": (20, True),
+    "ci": (60, True),
+    "thorough": (2000, False),
+}.items():
+    settings.register_profile(
+        _name,
+        max_examples=_examples,
+        deadline=None,
+        derandomize=_fixed,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 
 @pytest.fixture(scope="session")

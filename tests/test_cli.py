@@ -67,10 +67,12 @@ def test_missing_file_is_exit_2_and_others_are_still_validated(tmp_path: Path) -
     assert files[1]["invalid"] == len(RULES)
 
 
-def test_a_directory_is_an_io_error(tmp_path: Path) -> None:
+def test_a_directory_without_task_files_is_an_io_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a task file\n")
     r = evalspec("validate", str(tmp_path))
     assert r.returncode == 2
-    assert "Traceback" not in r.stderr and "cannot read" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip() == f"evalspec: error: {tmp_path}: directory holds no *.jsonl file"
 
 
 @pytest.mark.parametrize(

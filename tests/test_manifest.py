@@ -354,7 +354,7 @@ def test_an_exact_repeat_keeps_the_first_entry(
     assert codes(verify(m)) == ["duplicate_path"]
     code, out, _ = cli(capsys, "manifest", "verify", "--manifest", str(manifest))
     assert code == 1
-    assert out.splitlines()[-1].endswith("2 entries, 1 ok, 1 problem(s)")
+    assert out.splitlines()[-1].endswith("2 entries, 1 ok, 1 problem")
 
 
 def test_a_file_that_is_also_a_directory_of_another_entry_conflicts(repo: Path) -> None:
@@ -420,7 +420,7 @@ def test_verify_reports_each_kind_of_bad_local_copy(
     lines = out.splitlines()
     assert len(lines) == 6
     assert all(line.startswith(f"{manifest}: datasets/") for line in lines[:5])
-    assert lines[-1].endswith("6 entries, 1 ok, 5 problem(s)")
+    assert lines[-1].endswith("6 entries, 1 ok, 5 problems")
 
     code, out, _ = cli(capsys, "manifest", "verify", "--root", str(repo), "--format", "json")
     assert code == 1
@@ -442,7 +442,7 @@ def test_verify_passes_on_intact_copies_with_exit_0(
     monkeypatch.chdir(repo / "datasets" / "sub")  # the default manifest is found from below
     code, out, _ = cli(capsys, "manifest", "verify")
     assert code == 0
-    assert out.strip().endswith("2 entries, 2 ok, 0 problem(s)")
+    assert out.strip().endswith("2 entries, 2 ok, 0 problems")
 
 
 def test_lfs_pointer_parser_follows_the_spec() -> None:
@@ -573,7 +573,7 @@ def test_fetch_brings_missing_files_and_leaves_intact_ones(
     assert code == 0, out
     target = repo / "datasets" / "nested" / "dir" / "big.jsonl"
     assert target.read_bytes() == DATA
-    assert out.splitlines()[-1].endswith("1 fetched, 1 already present, 0 problem(s)")
+    assert out.splitlines()[-1].endswith("1 fetched, 1 already present, 0 problems")
     assert leftovers(target.parent) == []
     assert verify(repo / "datasets" / "manifest.json", root=repo) == []
 

@@ -76,7 +76,7 @@ def test_red_lines_carry_figure_and_threshold() -> None:
         ("main[difficulty=hard] score", "min", 0.4, 0.5),
     ]
     md = to_markdown(verdicts)
-    assert "**3 of 4 gate checks failed**" in md
+    assert "**Gate checks: 1 passed, 0 skipped, 3 failed**" in md
     assert "drop 0.0500 (baseline 0.8000 -> 0.7500) > max_drop 0.0200" in md
 
 

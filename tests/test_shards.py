@@ -187,4 +187,4 @@ def test_a_file_named_like_a_glob_is_that_file(tmp_path: Path) -> None:
     (tmp_path / "data1.jsonl").write_bytes(b"{bad\n")
     proc = evalspec("validate", literal)
     assert proc.returncode == 0, proc.stdout
-    assert proc.stdout == f"{literal}: 1 tasks, 1 valid, 0 invalid\n"
+    assert proc.stdout == f"{literal}: 1 task, 1 valid, 0 invalid\n"

@@ -43,6 +43,7 @@ def test_valid_tasks_reach_every_category_and_legal_pair(registry: Registry) -> 
     assert reached == set(_pairs(registry))
 
 
+@pytest.mark.slow  # a search of up to 3000 examples per condition: tens of seconds
 def test_valid_tasks_reach_the_few_shot_limit_and_unicode(registry: Registry) -> None:
     # find() searches until an example satisfies the condition, so each line states
     # "the strategy can produce this", independent of generation order.

@@ -28,7 +28,12 @@ def add_parser(sub: Any) -> None:
         help="compare PATH at revision A with revision B (empty B: the working tree; "
         "A...B: from the merge base of A and B, as a pull request does)",
     )
-    p.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    p.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="markdown (default; for a pull request description) or json for tools",
+    )
     p.add_argument(
         "--fail-on-removal",
         action="store_true",

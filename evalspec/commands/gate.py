@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalspec.commands.inputs import STDIN, STDIN_NAME, add_color, add_quiet, stdin_binary
+from evalspec.terminal import Painter
+from evalspec.wording import counted
+
 
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -16,14 +20,19 @@ def add_parser(sub: Any) -> None:
         "score reports. Exit 0 when every gate passes, 1 when any fails, 2 on an invalid "
         "config or an unreadable report.",
     )
-    p.add_argument("reports", nargs="+", metavar="REPORT", help="score reports (JSON)")
+    p.add_argument(
+        "reports",
+        nargs="+",
+        metavar="REPORT",
+        help="score reports (evalspec score --format json); - reads one from standard input",
+    )
     p.add_argument(
         "--baseline",
         action="extend",
         nargs="+",
         default=None,
         metavar="BASE",
-        help="baseline score report for max_drop (one per dataset)",
+        help="baseline score report for max_drop (one per dataset); - reads standard input",
     )
     p.add_argument(
         "--config",
@@ -34,6 +43,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
     )
+    add_quiet(p, "failed checks")
+    add_color(p)
     p.set_defaults(run=run)
 
 
@@ -58,6 +69,22 @@ def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
     return None if parsed is None else parsed.legal
 
 
+def _report(name: str) -> tuple[Path, dict[str, Any]]:
+    from evalspec.project.gates import ReportError, load_report
+
+    if name == STDIN:
+        from evalspec.safeload import MAX_JSON_BYTES
+
+        try:
+            # One byte past the limit is enough to refuse an endless stream.
+            text = stdin_binary().read(MAX_JSON_BYTES + 1)
+        except OSError as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            raise ReportError(f"cannot read {STDIN_NAME}: {reason}") from None
+        return Path(STDIN_NAME), load_report(Path(STDIN_NAME), text)
+    return Path(name), load_report(Path(name))
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.atomicfile import write_report
     from evalspec.project.gates import (
@@ -65,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
         ReportError,
         by_dataset,
         check,
-        load_report,
         parse_gates,
+        tally,
         to_markdown,
     )
     from evalspec.project.layout import find_layout
@@ -106,17 +133,18 @@ def run(args: argparse.Namespace) -> int:
             labels=labels,
             categories=set(registry.spec.categories),
         )
-        reports = by_dataset([(Path(r), load_report(Path(r))) for r in args.reports])
+        named = [*args.reports, *(args.baseline or [])]
+        if named.count(STDIN) > 1:
+            raise ReportError("- (standard input) can be given only once")
+        reports = by_dataset([_report(r) for r in args.reports])
         baselines = (
-            None
-            if args.baseline is None
-            else by_dataset([(Path(b), load_report(Path(b))) for b in args.baseline])
+            None if args.baseline is None else by_dataset([_report(b) for b in args.baseline])
         )
     except GateConfigError as exc:
         for line, msg in exc.problems:
             print(f"{exc.path}:{line}: {msg}", file=sys.stderr)
         print(
-            f"evalspec: error: {len(exc.problems)} problem(s) in the gates config; "
+            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config; "
             "no gate was checked",
             file=sys.stderr,
         )
@@ -125,18 +153,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return 2
     verdicts = check(gates, reports, baselines)
+    paint = Painter.for_stream(sys.stdout, args.color)
+    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
     for v in verdicts:
-        mark = {True: "pass", False: "FAIL", None: "skip"}[v.passed]
-        print(f"{mark}  {v.gate.name}: {v.check}: {v.message}")
+        if args.quiet and v.passed is not False:
+            continue
+        mark, colour = marks[v.passed]
+        print(f"{paint(mark, colour, 'bold')}  {v.gate.name}: {v.check}: {v.message}")
     gated = {g.dataset for g in gates}
-    for name in sorted(set(reports) - gated):
-        print(f"note  no gate covers dataset {name!r}")
+    if not args.quiet:
+        for name in sorted(set(reports) - gated):
+            print(f"note  no gate covers dataset {name!r}")
     failed = sum(1 for v in verdicts if v.passed is False)
-    print(
-        f"{failed} of {len(verdicts)} gate checks failed"
-        if failed
-        else f"all {len(verdicts)} gate checks passed"
-    )
+    skipped = sum(1 for v in verdicts if v.passed is None)
+    if not args.quiet:
+        print(paint(tally(verdicts), "red" if failed else "yellow" if skipped else "green"))
     if args.markdown:
         try:
             write_report(args.markdown, to_markdown(verdicts))

@@ -15,7 +15,13 @@ def add_parser(sub: Any) -> None:
         description="Create the evals-as-code layout with an example dataset, its data card, "
         "config/labels.yaml, config/gates.yaml and CODEOWNERS entries. Never overwrites a file.",
     )
-    p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    p.add_argument(
+        "dir",
+        nargs="?",
+        default=".",
+        metavar="DIR",
+        help="where the layout goes (default: the current directory); created if missing",
+    )
     p.add_argument(
         "--owner",
         default=None,
@@ -26,10 +32,42 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+def missing_dependency() -> str | None:
+    """Why init cannot finish here (PyYAML missing), found before anything is written:
+    the CODEOWNERS step reads the data cards' YAML front matter."""
+    from evalspec.project.yamlfile import MissingYamlError, load_mapping
+
+    try:
+        load_mapping("", what="the dependency probe")
+    except MissingYamlError as exc:
+        return str(exc)
+    return None
+
+
+def _next_step(args: argparse.Namespace, card_created: bool) -> str:
+    from evalspec.project.scaffold import DEFAULT_OWNER
+
+    where = "" if args.dir in (".", "./") else f" {args.dir}"
+    lint = f"`evalspec lint{where}`"
+    if args.owner is None and card_created:
+        return (
+            f"next: replace the placeholder owner {DEFAULT_OWNER} in the card and in CODEOWNERS "
+            f"(or rerun with --owner), then run {lint}"
+        )
+    return (
+        "next: add your datasets beside the example, each NAME.jsonl with a NAME.card.md; "
+        f"run {lint}"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.project.card import OWNER_PATTERN
     from evalspec.project.scaffold import DEFAULT_OWNER, scaffold
 
+    missing = missing_dependency()
+    if missing is not None:
+        print(f"evalspec: error: {missing} (nothing was written)", file=sys.stderr)
+        return 2
     owner = args.owner or DEFAULT_OWNER
     if not OWNER_PATTERN.match(owner):
         print(
@@ -57,5 +95,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped  {rel} (exists)")
     for note in result.notes:
         print(f"note: {note}")
-    print("next: edit datasets/example.card.md (owner), then run `evalspec lint`")
+    print(_next_step(args, any(rel.endswith(".card.md") for rel in result.created)))
     return 0

@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec.commands.inputs import add_color, add_quiet
 from evalspec.commands.validate import format_error
+from evalspec.terminal import Painter
+from evalspec.wording import counted
 
 if TYPE_CHECKING:
     from evalspec.model import ErrorRecord
@@ -45,6 +48,8 @@ def add_parser(sub: Any) -> None:
         "(default: HEAD; in CI use the pull request's base, e.g. origin/main)",
     )
     p.add_argument("--no-git", action="store_true", help="skip the version-bump check")
+    add_quiet(p, "problems, one line each")
+    add_color(p)
     p.set_defaults(run=run)
 
 
@@ -55,6 +60,12 @@ def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], lis
     groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
     errors: list[str] = []
     for raw in paths or ["."]:
+        if raw == "-":
+            errors.append(
+                "- (standard input): lint checks datasets beside their data cards; "
+                "give a layout, its datasets/ directory or NAME.jsonl files"
+            )
+            continue
         path = Path(raw)
         if not path.exists():
             errors.append(f"{raw}: no such file or directory")
@@ -79,10 +90,6 @@ def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], lis
     return list(groups.values()), errors
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _ci_document(name: str, report: LintReport) -> str:
     """The lint findings in a CI format, one file entry per dataset and card."""
     from evalspec.formats import FileReport, render_reports
@@ -95,6 +102,20 @@ def _ci_document(name: str, report: LintReport) -> str:
     files = [FileReport(path, tuple(errors)) for path, errors in by_file.items()]
     rules = {**RULES, **LINT_RULES}
     return render_reports(name, files, rules=rules, command="evalspec lint")
+
+
+def _summary(report: LintReport, paint: Painter) -> None:
+    for d in report.datasets:
+        status = paint("ok", "green") if not d.problems else counted(len(d.problems), "problem")
+        version = d.version if d.version is not None else "?"
+        print(
+            f"{d.path}: {counted(d.tasks, 'task')}, version {version}, "
+            f"{d.content_hash or 'no content hash'} — {status}"
+        )
+    total = sum(1 for _ in report.problems())
+    if not report.datasets:
+        print("no datasets found")
+    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,19 +145,11 @@ def run(args: argparse.Namespace) -> int:
     elif args.format in ("github", "sarif", "junit"):
         sys.stdout.write(_ci_document(args.format, report))
     else:
+        paint = Painter.for_stream(sys.stdout, args.color)
         for p in report.problems():
-            print(format_error(p.file, p.error))
-        for d in report.datasets:
-            status = "ok" if not d.problems else _count(len(d.problems), "problem")
-            version = d.version if d.version is not None else "?"
-            print(
-                f"{d.path}: {d.tasks} tasks, version {version}, "
-                f"{d.content_hash or 'no content hash'} — {status}"
-            )
-        total = sum(1 for _ in report.problems())
-        if not report.datasets:
-            print("no datasets found")
-        print(f"{_count(total, 'problem')} in {_count(len(report.datasets), 'dataset')}")
+            print(format_error(p.file, p.error, paint))
+        if not args.quiet:
+            _summary(report, paint)
     if report.io_errors:
         return 2
     return 0 if report.ok else 1

@@ -22,6 +22,9 @@ from evalspec.manifest import (
 )
 from evalspec.manifest.fetch import DEFAULT_MAX_BYTES, FetchLimits
 from evalspec.manifest.problems import show
+from evalspec.wording import counted
+
+_FORMAT_HELP = "text for people (default) or json for tools"
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -29,7 +32,8 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--manifest",
         metavar="PATH",
         default=None,
-        help=f"the manifest file (default: ROOT/{DEFAULT_MANIFEST})",
+        help=f"the manifest file (default: {DEFAULT_MANIFEST} of the evals layout here, "
+        f"else ROOT/{DEFAULT_MANIFEST})",
     )
     p.add_argument(
         "--root",
@@ -56,7 +60,7 @@ def add_parser(sub: Any) -> None:
         description="Record FILE in the manifest and add it to the repository's .gitignore. "
         "Upload the file to URI yourself; fetch downloads it from there.",
     )
-    a.add_argument("file", metavar="FILE")
+    a.add_argument("file", metavar="FILE", help="the large file to record")
     a.add_argument("--uri", required=True, help="where the file is stored (file://, s3://, ...)")
     a.add_argument("--no-gitignore", action="store_true", help="leave .gitignore alone")
     _common(a)
@@ -69,7 +73,7 @@ def add_parser(sub: Any) -> None:
         "equal to the manifest's.",
     )
     _common(v)
-    v.add_argument("--format", choices=("text", "json"), default="text")
+    v.add_argument("--format", choices=("text", "json"), default="text", help=_FORMAT_HELP)
     v.set_defaults(run=run_verify)
 
     f = actions.add_parser(
@@ -97,7 +101,7 @@ def add_parser(sub: Any) -> None:
         "manifest from a pull request could name any file CI can read)",
     )
     _common(f)
-    f.add_argument("--format", choices=("text", "json"), default="text")
+    f.add_argument("--format", choices=("text", "json"), default="text", help=_FORMAT_HELP)
     f.set_defaults(run=run_fetch)
 
 
@@ -113,13 +117,32 @@ def _size(text: str) -> int:
     return int(number) * _SIZE_SUFFIXES[suffix]
 
 
+def _layout_manifest(args: argparse.Namespace) -> Path | None:
+    """Inside an evals layout (the file added, or the current directory) the manifest
+    sits beside the layout's datasets; a manifest already at the repository root is
+    still used by verify and fetch when the layout has none."""
+    from evalspec.project.layout import find_layout
+
+    starts = [Path(args.file).parent] if getattr(args, "file", None) else []
+    for start in [*starts, Path.cwd()]:
+        layout = find_layout(start)
+        if layout is None:
+            continue
+        path = layout.root / DEFAULT_MANIFEST
+        if getattr(args, "file", None) or path.is_file():
+            return path
+        return None
+    return None
+
+
 def _locate(args: argparse.Namespace) -> tuple[Path, Path | None]:
     """(manifest path, explicit root or None)."""
     root = Path(args.root) if args.root is not None else None
     if args.manifest is not None:
         return Path(args.manifest), root
+    in_layout = _layout_manifest(args) if root is None else None
     base = root if root is not None else find_root(Path.cwd())
-    path = base / DEFAULT_MANIFEST
+    path = in_layout if in_layout is not None else base / DEFAULT_MANIFEST
     if root is None:
         # Messages name the manifest as the user would type it from here.
         relative = os.path.relpath(path)
@@ -170,7 +193,8 @@ def run_verify(args: argparse.Namespace) -> int:
     else:
         for p in problems:
             print(p.format())
-        print(f"{manifest_path}: {manifest.listed} entries, {ok} ok, {len(problems)} problem(s)")
+        listed, found = counted(manifest.listed, "entry"), counted(len(problems), "problem")
+        print(f"{manifest_path}: {listed}, {ok} ok, {found}")
     return _exit_code(problems)
 
 
@@ -205,6 +229,6 @@ def run_fetch(args: argparse.Namespace) -> int:
             print(p.format())
         print(
             f"{manifest_path}: {len(result.fetched)} fetched, {len(result.present)} already "
-            f"present, {len(result.problems)} problem(s)"
+            f"present, {counted(len(result.problems), 'problem')}"
         )
     return _exit_code(result.problems)

@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Any
 
+from evalspec.commands.inputs import STDIN, display, not_jsonl_hint, stdin_binary
+from evalspec.commands.swapped import looks_swapped
 from evalspec.commands.validate import add_executor_options, format_error
 from evalspec.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from evalspec.intervals import DEFAULT_RESAMPLES
@@ -20,6 +22,7 @@ from evalspec.samples import check_ks
 from evalspec.score_report import FORMATS, build_report, format_report
 from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
+from evalspec.wording import counted
 
 
 def _positive(text: str) -> int:
@@ -60,9 +63,19 @@ def add_parser(sub: Any) -> None:
         "tasks were refused, none is valid, or the predictions file has problems (then "
         "the report is still written), 2 on usage or I/O errors.",
     )
-    p.add_argument("tasks", metavar="TASKS", help="tasks.jsonl")
-    p.add_argument("predictions", metavar="PREDICTIONS", help="predictions JSONL")
-    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("tasks", metavar="TASKS", help="the task file (JSON Lines); - reads stdin")
+    p.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help='the model\'s outputs, one {"task_id", "output"} JSON line per task; '
+        "- reads stdin (one of TASKS and PREDICTIONS at most)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="the report as text (default), json (the documented schema) or markdown",
+    )
     p.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
     p.add_argument(
         "--allow-bad-tasks",
@@ -140,16 +153,21 @@ def _read(path: str) -> bytes | None:
     parts: list[bytes] = []
     run = 0  # bytes since the last line break: a file without them must not fill memory
     try:
-        with open(path, "rb") as f:
+        with contextlib.ExitStack() as stack:
+            f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
             while chunk := f.read(1 << 20):
                 parts.append(chunk)
                 cut = chunk.rfind(b"\n")
                 run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
                 if run > limit:
-                    print(f"evalspec: error: {path}: {overlong_message(limit)}", file=sys.stderr)
+                    print(
+                        f"evalspec: error: {display(path)}: {overlong_message(limit)}",
+                        file=sys.stderr,
+                    )
                     return None
     except OSError as exc:
-        print(f"evalspec: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        reason = exc.strerror or exc
+        print(f"evalspec: error: cannot read {display(path)}: {reason}", file=sys.stderr)
         return None
     return b"".join(parts)
 
@@ -175,9 +193,27 @@ def run(args: argparse.Namespace) -> int:
 
         import_ray()  # without the extra: say how to install it before reading anything
     registry = default_registry(args.spec_version)
+    if args.tasks == STDIN and args.predictions == STDIN:
+        print(
+            "evalspec: error: TASKS and PREDICTIONS cannot both be - (standard input)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     tasks_bytes = _read(args.tasks)
     predictions_bytes = _read(args.predictions)
     if tasks_bytes is None or predictions_bytes is None:
+        return EXIT_USAGE
+    tasks_name, predictions_name = display(args.tasks), display(args.predictions)
+    if looks_swapped(tasks_bytes, predictions_bytes):
+        print(
+            f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
+            "tasks: the arguments look swapped",
+            file=sys.stderr,
+        )
+        print(
+            f"evalspec: hint: tasks come first: evalspec score {predictions_name} {tasks_name}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     # Both files are validated from the bytes that are hashed, so the
     # checksums in the report are of exactly what was scored.
@@ -189,12 +225,16 @@ def run(args: argparse.Namespace) -> int:
         invalid_task_ids=invalid_ids,
     )
     for e in validation.errors:
-        print(format_error(args.tasks, e), file=sys.stderr)
+        print(format_error(tasks_name, e), file=sys.stderr)
     for p in predictions.problems:
-        print(_format_problem(args.predictions, p), file=sys.stderr)
+        print(_format_problem(predictions_name, p), file=sys.stderr)
+    hint = not_jsonl_hint(args.tasks, validation.errors[0] if validation.errors else None)
+    if hint is not None:
+        print(hint, file=sys.stderr)
     if validation.errors and not args.allow_bad_tasks:
         print(
-            f"evalspec: refusing to score: {validation.invalid} of {validation.total} tasks are "
+            f"evalspec: refusing to score: {validation.invalid} of "
+            f"{counted(validation.total, 'task')} {'is' if validation.invalid == 1 else 'are'} "
             "invalid (fix them, or pass --allow-bad-tasks to score the valid ones)",
             file=sys.stderr,
         )
@@ -206,7 +246,8 @@ def run(args: argparse.Namespace) -> int:
     ]
     if code_tasks and not args.allow_code_exec:
         print(
-            f"evalspec: refusing to score: {len(code_tasks)} tasks use a metric that executes "
+            f"evalspec: refusing to score: {counted(len(code_tasks), 'task')} "
+            f"{'uses' if len(code_tasks) == 1 else 'use'} a metric that executes "
             f"the model's output as code ({', '.join(sorted({t.metric_name for t in code_tasks}))})"
             "; pass --allow-code-exec to run them in the sandbox",
             file=sys.stderr,
@@ -232,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
     notes = []
     if not validation.validated:
         # An empty dataset is a problem, not a score: its aggregates are all null.
-        print(f"evalspec: {args.tasks} holds no valid task to score", file=sys.stderr)
+        print(f"evalspec: {tasks_name} holds no valid task to score", file=sys.stderr)
         notes.append("the tasks file holds no valid task")
     if predictions.for_invalid_tasks:
         notes.append(
@@ -261,7 +302,8 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             progress=_progress if sys.stderr.isatty() else None,
         )
-    dataset = args.dataset or os.path.splitext(os.path.basename(args.tasks))[0]
+    stem = "stdin" if args.tasks == STDIN else os.path.splitext(os.path.basename(args.tasks))[0]
+    dataset = args.dataset or stem
     report = build_report(
         validation.validated,
         scores,

@@ -39,7 +39,12 @@ def add_parser(sub: Any) -> None:
 
     def action(name: str, help_text: str) -> argparse.ArgumentParser:
         a: argparse.ArgumentParser = actions.add_parser(name, help=help_text, description=help_text)
-        a.add_argument("--format", choices=("text", "json"), default="text")
+        a.add_argument(
+            "--format",
+            choices=("text", "json"),
+            default="text",
+            help="text for people (default) or json for tools",
+        )
         return a
 
     action("list", "every spec version, what it adds, released or pending")
@@ -52,7 +57,9 @@ def add_parser(sub: Any) -> None:
         help="the spec version (default: the newest in force)",
     )
     new = action("new", "scaffold the next migration and its fixture stub")
-    new.add_argument("--category", required=True, metavar="NAME")
+    new.add_argument(
+        "--category", required=True, metavar="NAME", help="the category the migration adds"
+    )
     new.add_argument(
         "--metric",
         action="append",

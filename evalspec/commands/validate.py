@@ -1,5 +1,5 @@
 """``evalspec validate PATH... [--format text|json|github|sarif|junit] [--spec-version N]
-[--jobs N]``."""
+[--jobs N] [--quiet] [--color WHEN]``; PATH may be ``-`` (standard input) or a directory."""
 
 from __future__ import annotations
 
@@ -7,12 +7,25 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
+from evalspec.commands.inputs import (
+    STDIN,
+    add_color,
+    add_paths,
+    add_quiet,
+    display,
+    expand,
+    not_jsonl_hint,
+    stdin_binary,
+)
 from evalspec.formats import FORMATS, FileReport, render_reports
 from evalspec.model import ErrorRecord
 from evalspec.registry import default_registry
-from evalspec.validate import ValidationResult
+from evalspec.terminal import Painter
+from evalspec.validate import LineResult, ValidationResult, iter_validate
+from evalspec.wording import counted
 
 
 def add_parser(sub: Any) -> None:
@@ -22,12 +35,10 @@ def add_parser(sub: Any) -> None:
         description="Validate task files line by line. Exit 0 when every line is valid, "
         "1 when any line is not, 2 on usage or I/O errors.",
     )
-    p.add_argument(
-        "paths",
-        nargs="+",
-        metavar="PATH",
-        help="tasks.jsonl files; a quoted glob or fsspec URL ('s3://bucket/evals/*.jsonl') "
-        "is one dataset in shards, task ids unique across them",
+    add_paths(
+        p,
+        "; a quoted glob or fsspec URL ('s3://bucket/evals/*.jsonl') is one dataset in "
+        "shards, task ids unique across them",
     )
     p.add_argument(
         "--format",
@@ -36,13 +47,7 @@ def add_parser(sub: Any) -> None:
         help="text (default), json, github (workflow annotations), sarif (SARIF 2.1.0) "
         "or junit (JUnit XML, one test case per file)",
     )
-    p.add_argument(
-        "--spec-version",
-        type=int,
-        default=None,
-        metavar="N",
-        help="validate against spec version N (default: the newest)",
-    )
+    add_spec_version(p)
     p.add_argument(
         "--jobs",
         "-j",
@@ -57,7 +62,19 @@ def add_parser(sub: Any) -> None:
         "where shards are checked: local (this process) or ray (in parallel on the "
         "cluster; pip install 'evalspec-contract[ray]'); the output is the same",
     )
+    add_quiet(p, "problems, one line each")
+    add_color(p)
     p.set_defaults(run=run)
+
+
+def add_spec_version(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--spec-version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="validate against spec version N (default: the newest)",
+    )
 
 
 def add_executor_options(p: argparse.ArgumentParser, executor_help: str) -> None:
@@ -79,14 +96,49 @@ def _jobs(text: str) -> int:
     return value
 
 
-def format_error(path: str, e: ErrorRecord) -> str:
+PLAIN = Painter(False)
+
+
+def format_error(path: str, e: ErrorRecord, paint: Painter = PLAIN) -> str:
     """``file:line: rule field — message`` (one line, for people)."""
     field = f" {e.field}" if e.field else ""
-    return f"{path}:{e.line}: {e.rule}{field} — {e.message}"
+    where = paint(f"{path}:{e.line}:", "bold")
+    return f"{where} {paint(e.rule, 'red', 'bold')}{field} — {e.message}"
+
+
+def summary(path: str, total: int, invalid: int, paint: Painter = PLAIN) -> str:
+    """``file: 10 tasks, 9 valid, 1 invalid``."""
+    counts = f"{counted(total, 'task')}, {total - invalid} valid, {invalid} invalid"
+    return f"{paint(path + ':', 'bold')} {paint(counts, 'red' if invalid else 'green')}"
+
+
+def _problems(
+    path: str, args: argparse.Namespace, tally: Any, on_chunk: Any
+) -> Iterator[LineResult]:
+    from evalspec.parallel import iter_problems
+
+    if path != STDIN:
+        return iter_problems(
+            path,
+            spec_version=args.spec_version,
+            jobs=getattr(args, "jobs", None),
+            tally=tally,
+            on_chunk=on_chunk,
+        )
+    return _stdin_problems(args.spec_version, tally)
+
+
+def _stdin_problems(spec_version: int | None, tally: Any) -> Iterator[LineResult]:
+    # A pipe is read once, in this process: the same verdicts as iter_problems.
+    for verdict in iter_validate(stdin_binary(), spec_version=spec_version):
+        tally.total += 1
+        if verdict.task is None:
+            tally.invalid += 1
+            yield verdict
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.parallel import Tally, iter_problems
+    from evalspec.parallel import Tally
     from evalspec.progress import Progress
     from evalspec.shards import is_pattern
 
@@ -99,32 +151,36 @@ def run(args: argparse.Namespace) -> int:
 
         import_ray()  # without the extra: say how to install it before reading anything
     default_registry(args.spec_version)  # plugin errors surface before any file is read
+    paths, input_problems = expand(args.paths)
+    for problem in input_problems:
+        print(f"evalspec: error: {problem}", file=sys.stderr)
+    quiet = getattr(args, "quiet", False)
+    paint = Painter.for_stream(sys.stdout, getattr(args, "color", "auto"))
     reports: list[dict[str, Any]] = []
     file_reports: list[FileReport] = []
     datasets: list[dict[str, Any]] = []
-    io_failed = problems = False
-    for path in args.paths:
+    io_failed = bool(input_problems)
+    problems = False
+    for path in paths:
         # A file whose name merely looks like a glob ("data[1].jsonl") is that file.
-        if executor == "ray" or (is_pattern(path) and not os.path.exists(path)):
+        if path != STDIN and (executor == "ray" or (is_pattern(path) and not os.path.exists(path))):
             found, failed = _run_sharded(args, path, reports, file_reports, datasets)
             problems = problems or found
             io_failed = io_failed or failed
             continue
-        result = ValidationResult(path=path)
+        name = display(path)
+        result = ValidationResult(path=name)
         tally = Tally()
-        progress = Progress.for_stream(sys.stderr, path)
+        progress = Progress.for_stream(sys.stderr, name)
+        first_error: ErrorRecord | None = None
         try:
             # Valid tasks are never built or held: only errors stream out.
-            for verdict in iter_problems(
-                path,
-                spec_version=args.spec_version,
-                jobs=getattr(args, "jobs", None),
-                tally=tally,
-                on_chunk=progress.update,
-            ):
+            for verdict in _problems(path, args, tally, progress.update):
+                if first_error is None and verdict.errors:
+                    first_error = verdict.errors[0]
                 if args.format == "text":
                     for e in verdict.errors:
-                        print(format_error(path, e))
+                        print(format_error(name, e, paint))
                 else:
                     result.errors.extend(verdict.errors)
             result.total, result.invalid = tally.total, tally.invalid
@@ -132,17 +188,20 @@ def run(args: argparse.Namespace) -> int:
             progress.clear()
             io_failed = True
             reason = exc.strerror or str(exc)
-            print(f"evalspec: error: cannot read {path}: {reason}", file=sys.stderr)
-            reports.append({"path": path, "error": f"cannot read: {reason}"})
-            file_reports.append(FileReport(path, (), reason))
+            print(f"evalspec: error: cannot read {name}: {reason}", file=sys.stderr)
+            reports.append({"path": name, "error": f"cannot read: {reason}"})
+            file_reports.append(FileReport(name, (), reason))
             continue
         finally:
             progress.clear()
         problems = problems or result.invalid > 0
-        if args.format == "text":
-            print(f"{path}: {result.total} tasks, {result.valid} valid, {result.invalid} invalid")
+        if args.format == "text" and not quiet:
+            print(summary(name, result.total, result.invalid, paint))
+        hint = not_jsonl_hint(path, first_error)
+        if hint is not None:
+            print(hint, file=sys.stderr)
         reports.append(result.to_dict())
-        file_reports.append(FileReport(path, tuple(result.errors)))
+        file_reports.append(FileReport(name, tuple(result.errors)))
     if args.format in FORMATS:
         sys.stdout.write(render_reports(args.format, file_reports, command="evalspec validate"))
     elif args.format == "json":
@@ -164,7 +223,8 @@ def _run_sharded(
     datasets: list[dict[str, Any]],
 ) -> tuple[bool, bool]:
     """Validate the shards of ``pattern`` as one dataset; ``(problems, io_failed)``."""
-    from evalspec.shards import ShardError, expand, validate_shards_local, validate_shards_ray
+    from evalspec.shards import ShardError, validate_shards_local, validate_shards_ray
+    from evalspec.shards import expand as expand_shards
 
     tty = sys.stderr.isatty()
 
@@ -173,7 +233,7 @@ def _run_sharded(
         print(f"\r{pattern}: {done}/{total} shards checked", end=end, file=sys.stderr, flush=True)
 
     try:
-        shards = expand(pattern)
+        shards = expand_shards(pattern)
         if args.executor == "ray":
             from evalspec.executor import stdout_kept_for_reports
 
@@ -203,21 +263,20 @@ def _run_sharded(
         if args.format == "text":
             for e in errors:
                 print(format_error(shard.shard, e))
-            counts = f"{result.total} tasks, {result.valid} valid, {result.invalid} invalid"
-            print(f"{shard.shard}: {counts}")
+            print(summary(shard.shard, result.total, result.invalid))
         reports.append(result.to_dict())
         file_reports.append(FileReport(shard.shard, tuple(errors)))
-    summary = {
+    dataset = {
         "pattern": pattern,
         "shards": len(found),
         "total": total,
         "valid": total - invalid,
         "invalid": invalid,
     }
-    datasets.append(summary)
+    datasets.append(dataset)
     if args.format == "text":
         print(
-            f"{pattern}: {len(found)} shards, {total} tasks, {total - invalid} valid, "
-            f"{invalid} invalid"
+            f"{pattern}: {counted(len(found), 'shard')}, {counted(total, 'task')}, "
+            f"{total - invalid} valid, {invalid} invalid"
         )
     return invalid > 0, False

@@ -227,15 +227,19 @@ def _slice_problems(
     return []
 
 
-def load_report(path: Path) -> dict[str, Any]:
-    """Read and check one score report.
+def load_report(path: Path, text: str | bytes | None = None) -> dict[str, Any]:
+    """Read and check one score report (``text``, when given, is its content: standard
+    input has no path to read).
 
     :raises ReportError: unreadable, not JSON, or not an ``evalspec/score-report`` v1.
     """
     from evalspec.safeload import MAX_JSON_BYTES, DocumentError, loads_json, read_bounded
 
     try:
-        data = loads_json(read_bounded(path, MAX_JSON_BYTES))
+        raw = read_bounded(path, MAX_JSON_BYTES) if text is None else text
+        if len(raw) > MAX_JSON_BYTES:
+            raise DocumentError(f"{path} is larger than the {MAX_JSON_BYTES >> 20} MiB limit")
+        data = loads_json(raw)
     except OSError as exc:
         raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
     except DocumentError as exc:
@@ -400,14 +404,17 @@ def _fmt_ci(ci: Any) -> str:
     return ""
 
 
+def tally(verdicts: Sequence[Verdict]) -> str:
+    """``3 passed, 1 skipped, 0 failed``: every count, always, so a check that was not
+    made is never read as one that passed."""
+    failed = sum(1 for v in verdicts if v.passed is False)
+    skipped = sum(1 for v in verdicts if v.passed is None)
+    return f"{len(verdicts) - failed - skipped} passed, {skipped} skipped, {failed} failed"
+
+
 def to_markdown(verdicts: Sequence[Verdict]) -> str:
     """A gate summary for a pull request or a CI job summary."""
-    failed = [v for v in verdicts if v.passed is False]
-    head = (
-        f"**{len(failed)} of {len(verdicts)} gate checks failed**"
-        if failed
-        else f"**All {len(verdicts)} gate checks passed**"
-    )
+    head = f"**Gate checks: {tally(verdicts)}**"
     lines = [
         "### Eval gates",
         "",

@@ -1,0 +1,79 @@
+"""The argument parser of the ``evalspec`` command: argparse, plus "did you mean"
+for a mistyped command, choice or flag, and errors shown with the usage of the
+subcommand they belong to."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+_INVALID_CHOICE = re.compile(
+    r"invalid choice: (?P<q>['\"]?)(?P<value>.*?)(?P=q) \(choose from (?P<choices>.*)\)$"
+)
+
+
+def _suggest(word: str, candidates: Sequence[str]) -> str | None:
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+class Parser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose errors suggest the closest name."""
+
+    def error(self, message: str) -> NoReturn:
+        match = _INVALID_CHOICE.search(message)
+        if match is not None and "maybe you meant" not in message:
+            choices = [c.strip().strip("'\"") for c in match["choices"].split(",")]
+            guess = _suggest(match["value"], choices)
+            if guess is not None:
+                message = f"{message}; did you mean {guess!r}?"
+        super().error(message)
+
+    def option_names(self) -> list[str]:
+        """Every option string this parser accepts (``--format``, ``-j``, ...)."""
+        return [s for action in self._actions for s in action.option_strings]
+
+    def unrecognized(self, extras: Sequence[str]) -> NoReturn:
+        """Fail on arguments no parser took, naming the closest option of this one."""
+        message = f"unrecognized arguments: {' '.join(extras)}"
+        hints = []
+        for word in extras:
+            if word.startswith("-") and len(word) > 1:
+                guess = _suggest(word.split("=", 1)[0], self.option_names())
+                if guess is not None:
+                    hints.append(f"{word.split('=', 1)[0]}: did you mean {guess}?")
+        if len(hints) == 1 and len(extras) == 1:
+            message += f"; did you mean {hints[0].rsplit(' ', 1)[1]}"
+        elif hints:
+            message += " (" + "; ".join(hints) + ")"
+        self.error(message)
+
+
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Parser:
+    """The deepest subcommand parser ``args`` went through (``evalspec spec lock`` → its
+    ``lock`` parser), so an error shows that subcommand's usage."""
+    current = parser
+    while True:
+        found = None
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                name = getattr(args, action.dest, None)
+                found = action.choices.get(name) if isinstance(name, str) else None
+                break
+        if found is None:
+            break
+        current = found
+    assert isinstance(current, Parser)
+    return current
+
+
+def print_overview(parser: argparse.ArgumentParser) -> None:
+    """What bare ``evalspec`` prints: the help, which lists every command."""
+    parser.print_help(sys.stdout)
+
+
+__all__ = ["Parser", "chosen_parser", "print_overview"]

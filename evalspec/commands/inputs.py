@@ -1,0 +1,160 @@
+"""What the commands accept where they read task files: ``-`` for standard input,
+directories (their ``*.jsonl`` files, recursively, in sorted order), and the one-line
+hints for input that is JSON but not JSON Lines."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO
+
+from evalspec.model import ErrorRecord
+from evalspec.terminal import CHOICES
+
+STDIN = "-"
+"""The argument that means standard input."""
+
+STDIN_NAME = "<stdin>"
+"""How standard input is named in messages (``<stdin>:3: rule ...``)."""
+
+PATTERN = ".jsonl"
+
+
+def display(path: str) -> str:
+    """The name a path is reported under."""
+    return STDIN_NAME if path == STDIN else path
+
+
+def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``paths`` with each directory replaced by the ``*.jsonl`` files below it
+    (recursively, sorted by path components; symlinked directories are not entered,
+    so a loop cannot run away). Returns ``(files, problems)``: a directory holding no
+    such file is a problem, as is ``-`` given twice (standard input reads once)."""
+    files: list[str] = []
+    problems: list[str] = []
+    stdin_seen = False
+    for raw in paths:
+        if raw == STDIN:
+            if stdin_seen:
+                problems.append("- (standard input) can be given only once")
+                continue
+            stdin_seen = True
+            files.append(raw)
+        elif os.path.isdir(raw):
+            found = _walk(raw, problems)
+            if not found:
+                problems.append(f"{raw}: directory holds no *{PATTERN} file")
+            files.extend(found)
+        else:
+            files.append(raw)
+    return files, problems
+
+
+def _walk(top: str, problems: list[str]) -> list[str]:
+    def unreadable(exc: OSError) -> None:
+        # A directory that cannot be listed is reported, never silently skipped.
+        problems.append(f"cannot read {exc.filename or top}: {exc.strerror or exc}")
+
+    found: list[tuple[list[str], str]] = []
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
+        dirnames.sort()
+        for name in filenames:
+            if name.endswith(PATTERN):
+                path = os.path.join(dirpath, name)
+                if os.path.isfile(path):
+                    found.append((os.path.relpath(path, top).split(os.sep), path))
+    return [path for _, path in sorted(found)]
+
+
+def stdin_binary() -> IO[bytes]:
+    """Standard input as bytes.
+
+    :raises OSError: standard input is closed (``<&-``), so there is nothing to read.
+    """
+    stream: IO[bytes] | None = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise OSError(errno.EBADF, "standard input is closed")
+    return stream
+
+
+def read_bytes(path: str) -> bytes:
+    """All the bytes of ``path`` (standard input for ``-``).
+
+    :raises OSError: the file cannot be read.
+    """
+    if path == STDIN:
+        return stdin_binary().read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def add_paths(p: argparse.ArgumentParser, more: str = "") -> None:
+    """The PATH... argument of the commands that read task files."""
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="task files (JSON Lines); - reads standard input; a directory stands for "
+        "every *.jsonl file below it, recursively, in sorted order" + more,
+    )
+
+
+def add_quiet(p: argparse.ArgumentParser, what: str = "problems") -> None:
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help=f"print only the {what}: no summary lines",
+    )
+
+
+def add_color(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--color",
+        choices=CHOICES,
+        default="auto",
+        help="colour the output: auto (default: on a terminal, unless NO_COLOR is set; "
+        "FORCE_COLOR forces it), always or never",
+    )
+
+
+_NOT_JSONL_RULES = frozenset({"invalid_json", "not_object"})
+
+
+def not_jsonl_hint(path: str, first_error: ErrorRecord | None) -> str | None:
+    """One hint line when the first problem of a file shows JSON that is not JSON Lines:
+    a JSON array, or a pretty-printed object spread over lines. ``None`` otherwise."""
+    if first_error is None or first_error.rule not in _NOT_JSONL_RULES or first_error.line > 3:
+        return None
+    text = (first_error.text or "").strip()
+    name = display(path)
+    convert = "" if path == STDIN else f" (convert it with: jq -c '.[]' {path})"
+    if text.startswith("["):
+        return (
+            f"evalspec: hint: {name} looks like a JSON array; evalspec reads JSON Lines, "
+            f"one task object per line{convert}"
+        )
+    if text == "{":
+        convert = "" if path == STDIN else f" (convert it with: jq -c . {path})"
+        return (
+            f"evalspec: hint: {name} looks like pretty-printed JSON; evalspec reads JSON Lines, "
+            f"each task object on a single line{convert}"
+        )
+    return None
+
+
+__all__ = [
+    "STDIN",
+    "STDIN_NAME",
+    "add_color",
+    "add_paths",
+    "add_quiet",
+    "display",
+    "expand",
+    "not_jsonl_hint",
+    "read_bytes",
+    "stdin_binary",
+]
