@@ -9,10 +9,10 @@ limits applied inside that interpreter before the untrusted code runs.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import selectors
-import shutil
 import signal
 import stat
 import subprocess
@@ -23,10 +23,13 @@ from pathlib import Path
 
 import attrs
 
+from evalspec.sandbox import interrupt, uids
 from evalspec.sandbox.limits import Limits
+from evalspec.sandbox.removal import Leftovers, remove_tree
 from evalspec.sandbox.results import RunResult, Status
 
 _DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_bytes()
+_JAIL_SOURCE = (Path(__file__).parent / "jail.py").read_bytes()
 _SETUP_FAILED = 125
 _STATUS_CAP = 64 * 1024
 _KILL_GRACE_SECONDS = 5.0
@@ -53,6 +56,12 @@ class LaunchPlan:
     program's temporary directory, ``shared_uid`` whether RLIMIT_NPROC counts
     tasks the driver cannot see (so the harness counts them), and
     ``python_version`` the version the probe saw the interpreter report.
+    ``per_run_uid`` leases each run a uid of its own (root only; see
+    :mod:`evalspec.sandbox.uids`), which then is both ``run_as`` and
+    ``owner``; ``jail`` starts the driver through :mod:`evalspec.sandbox.jail`
+    (a private root inside the namespaces), with ``userns`` when that runs in
+    a user namespace of its own (harness not root); ``binds`` are the host
+    paths the jail shows read-only.
     """
 
     tier: str
@@ -63,6 +72,10 @@ class LaunchPlan:
     owner: tuple[int, int] | None = None
     shared_uid: bool = False
     python_version: str = ""
+    per_run_uid: bool = False
+    jail: bool = False
+    userns: bool = False
+    binds: tuple[str, ...] = ()
 
 
 @attrs.define
@@ -126,12 +139,19 @@ def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     ``base`` stays the harness's (mode 0711: enterable, not listable) and holds
     the driver, so a program running as the same sandbox uid in a parallel run
     can neither find this run's directory in a listing nor swap its files.
+    With a jail, ``base`` also holds the jail script and the (empty) mount
+    point of the private root.
     """
     os.chmod(base, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)
-    driver = os.path.join(base, "driver.py")
-    with open(driver, "wb") as fh:
-        fh.write(_DRIVER_SOURCE)
-    os.chmod(driver, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
+    scripts = {"driver.py": _DRIVER_SOURCE}
+    if plan.jail:
+        scripts["jail.py"] = _JAIL_SOURCE
+        os.mkdir(os.path.join(base, "root"), stat.S_IRWXU)
+    for name, text in scripts.items():
+        path = os.path.join(base, name)
+        with open(path, "wb") as fh:
+            fh.write(text)
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
     workdir = tempfile.mkdtemp(dir=base)
     os.chmod(workdir, stat.S_IRWXU)
     program = os.path.join(workdir, "program.py")
@@ -145,19 +165,9 @@ def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     return workdir
 
 
-def _remove_workdir(path: str) -> None:
-    def retry(func: object, failed: str, _exc: object) -> None:
-        # A program may chmod its own files to 000; we own the tree, so undo it.
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed) or failed, stat.S_IRWXU)
-            os.chmod(failed, stat.S_IRWXU)
-        with contextlib.suppress(FileNotFoundError):
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                shutil.rmtree(failed)
-            else:
-                os.unlink(failed)
-
-    shutil.rmtree(path, onerror=retry)
+def _remove_workdir(path: str) -> Leftovers:
+    """Remove the run's directory whatever the program left in it (never raises)."""
+    return remove_tree(path)
 
 
 def tasks_of(uid: int) -> int:
@@ -200,6 +210,7 @@ def _sweep(inodes: set[str]) -> None:
     In the namespace tier the kernel already killed everything with the
     namespace; below it, a program whose supervisor was killed on timeout can
     leave a setsid()'d grandchild behind, which still holds inherited pipes.
+    (With a uid of its own per run, every process of that uid is killed too.)
     """
     for _ in range(50):
         holders = _pipe_holders(inodes)
@@ -219,30 +230,89 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
-    """Run ``source`` as one program under ``plan`` and ``limits``."""
+    """Run ``source`` as one program under ``plan`` and ``limits``.
+
+    Never raises for anything the program did; what it left behind is removed
+    (and what could not be is named in the result's detail).
+    """
     started = time.monotonic()
-    nonce = secrets.token_hex(16)
+    if interrupt.stopping():
+        return _error(plan, started, "not started: the harness is stopping (SIGINT/SIGTERM)")
+    lease: uids.Lease | None = None
+    if plan.per_run_uid:
+        try:
+            lease = uids.lease()
+        except (uids.UidLeaseError, OSError) as exc:
+            return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
+        ids = (lease.uid, lease.gid)
+        plan = attrs.evolve(plan, owner=ids, run_as=None if plan.jail else ids)
+    base: str | None = None
     try:
-        base = tempfile.mkdtemp(prefix="evalspec-sandbox-")
-    except OSError as exc:
-        return _error(plan, started, f"cannot make a temporary directory: {exc}")
-    try:
+        try:
+            base = tempfile.mkdtemp(prefix="evalspec-sandbox-")
+        except OSError as exc:
+            return _error(plan, started, f"cannot make a temporary directory: {exc}")
+        nonce = secrets.token_hex(16)
         try:
             workdir = _make_workdir(plan, base, source)
         except OSError as exc:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
-        return _launch(plan, limits, base, workdir, nonce, started)
+        result = _launch(plan, limits, base, workdir, nonce, started, lease)
     finally:
-        _remove_workdir(base)
+        left = _clean_up(plan, base, lease)
+    if left:
+        result = attrs.evolve(result, detail=f"{result.detail}; cleanup: {left.describe()}")
+    return result
+
+
+def _clean_up(plan: LaunchPlan, base: str | None, lease: uids.Lease | None) -> Leftovers:
+    """After the run: no process of its uid, none of its files, its uid free again."""
+    left = Leftovers()
+    try:
+        if lease is not None:
+            uids.kill_uid(lease.uid)  # first: nothing may change the tree while it goes
+            if not plan.jail:  # in the jail it could write only its own tmpfs
+                left = uids.remove_owned_files(lease.uid)
+        if base is not None:
+            stayed = _remove_workdir(base)
+            if stayed:
+                left = stayed if not left else Leftovers(left.count + stayed.count, left.example)
+    finally:
+        if lease is not None:
+            lease.release()
+    return left
+
+
+def _jail_argv(plan: LaunchPlan, limits: Limits, base: str, workdir: str) -> list[str]:
+    """``PYTHON -I -B JAIL SPEC``: what goes between the unshare prefix and the driver."""
+    uid, gid = plan.owner if plan.owner is not None and not plan.userns else (0, 0)
+    spec = {
+        "root": os.path.join(base, "root"),
+        "base": base,
+        "workdir": workdir,
+        "binds": list(plan.binds),
+        "disk": limits.disk_bytes,
+        "uid": uid,
+        "gid": gid,
+        "userns": plan.userns,
+    }
+    return [plan.python, "-I", "-B", os.path.join(base, "jail.py"), json.dumps(spec)]
 
 
 def _launch(
-    plan: LaunchPlan, limits: Limits, base: str, workdir: str, nonce: str, started: float
+    plan: LaunchPlan,
+    limits: Limits,
+    base: str,
+    workdir: str,
+    nonce: str,
+    started: float,
+    lease: uids.Lease | None = None,
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
     argv = [
         *plan.prefix,
+        *(_jail_argv(plan, limits, base, workdir) if plan.jail else ()),
         plan.python,
         "-I",
         "-B",
@@ -276,6 +346,30 @@ def _launch(
         os.close(status_w)
         return _error(plan, started, f"cannot start the sandbox: {exc}")
     os.close(status_w)
+    interrupt.register(proc, lease.uid if lease is not None else None)
+    try:
+        return _follow(plan, limits, proc, status_r, nonce, started)
+    except BaseException:
+        _kill_group(proc)  # an exception (Interrupted included) must not leave it running
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        raise
+    finally:
+        interrupt.unregister(proc)
+        os.close(status_r)
+
+
+def _follow(
+    plan: LaunchPlan,
+    limits: Limits,
+    proc: subprocess.Popen[bytes],
+    status_r: int,
+    nonce: str,
+    started: float,
+) -> RunResult:
+    """Feed the nonce, read every stream until the run ends, and say what happened."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     inodes = {f"pipe:[{os.fstat(f).st_ino}]" for f in (proc.stdout.fileno(), proc.stderr.fileno())}
     inodes.add(f"pipe:[{os.fstat(status_r).st_ino}]")
@@ -293,13 +387,14 @@ def _launch(
         status_r: status.feed,
     }
     timed_out = _pump(proc, sinks, started + limits.wall_seconds, stop_first=plan.mode != "ns")
-    os.close(status_r)
     proc.stdout.close()
     proc.stderr.close()
     if plan.mode != "ns":
         _sweep(inodes)
     duration = time.monotonic() - started
     verdict, detail = _classify(proc.returncode, status, timed_out, limits)
+    if interrupt.stopping():
+        verdict, detail = "sandbox_error", "ended early: the harness is stopping (SIGINT/SIGTERM)"
     return RunResult(
         status=verdict,
         returncode=status.exit_code if status.exit_code is not None else proc.returncode,
@@ -358,6 +453,11 @@ def _pump(
             sel.register(fd, selectors.EVENT_READ)
         while proc.poll() is None:
             left = deadline - time.monotonic()
+            if interrupt.stopping():
+                _kill_group(proc)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=_KILL_GRACE_SECONDS)
+                break
             if left <= 0:
                 timed_out = True
                 _stop(proc, stop_first, sel, feeders)

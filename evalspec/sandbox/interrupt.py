@@ -1,0 +1,106 @@
+"""Ending every sandboxed run at once when the harness is told to stop.
+
+Each run registers its launcher process (and its leased uid) while it is in
+flight. :func:`stop_all` kills them all immediately and makes every later
+:func:`evalspec.sandbox.process.execute` return a ``sandbox_error`` without
+starting anything; the runs' own cleanup (removing their directories,
+scrubbing their uids) still happens in the threads that own them.
+:func:`ending_runs_on_signals` installs SIGINT/SIGTERM handlers that do this
+and raise :class:`Interrupted` in the main thread, for ``evalspec score``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+from evalspec.sandbox.uids import kill_uid
+
+_lock = threading.Lock()
+_live: dict[int, tuple[subprocess.Popen[bytes], int | None]] = {}
+_stopping = threading.Event()
+
+
+class Interrupted(BaseException):  # noqa: N818 (like KeyboardInterrupt: not an error)
+    """The harness got SIGINT or SIGTERM; every sandboxed run was ended."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        """The shell convention: 128 + the signal number (130 SIGINT, 143 SIGTERM)."""
+        return 128 + self.signum
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+def stopping() -> bool:
+    """Whether :func:`stop_all` was called (runs must end, none may start)."""
+    return _stopping.is_set()
+
+
+def register(proc: subprocess.Popen[bytes], uid: int | None) -> None:
+    """Note a launched run; a stop that came first kills it right away."""
+    with _lock:
+        _live[proc.pid] = (proc, uid)
+    if _stopping.is_set():
+        _end(proc, uid)
+
+
+def unregister(proc: subprocess.Popen[bytes]) -> None:
+    with _lock:
+        _live.pop(proc.pid, None)
+
+
+def _end(proc: subprocess.Popen[bytes], uid: int | None) -> None:
+    # The launcher leads its own process group (and in the namespace tier
+    # holds the pid namespace, whose processes die with it).
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if uid is not None:
+        kill_uid(uid)
+
+
+def stop_all() -> None:
+    """Kill every run in flight and refuse new ones (for the rest of the process)."""
+    _stopping.set()
+    with _lock:
+        live = list(_live.values())
+    for proc, uid in live:
+        _end(proc, uid)
+
+
+@contextlib.contextmanager
+def ending_runs_on_signals() -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM end every run and raise :class:`Interrupted`.
+
+    Only the first signal raises (a second one while cleaning up just kills
+    again); outside the main thread, where handlers cannot be installed, this
+    does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raised: list[int] = []
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        stop_all()
+        if not raised:
+            raised.append(signum)
+            raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
