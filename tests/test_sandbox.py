@@ -372,7 +372,8 @@ def test_writes_into_the_callers_directory_are_contained(
         assert (caller / "absolute.txt").exists()
     else:
         assert result.status == "fail"
-        assert "PermissionError" in result.stderr
+        # uid-drop: not writable; namespace: not even there (its private root)
+        assert "PermissionError" in result.stderr or "FileNotFoundError" in result.stderr
         assert list(caller.iterdir()) == []
     _goes_on(sb)
 
@@ -495,7 +496,9 @@ def marker_dir(open_dir: Path) -> Path:
 
 
 # Closing descriptors matters only below the namespace tier (the pipe sweep).
-ESCAPES = [pytest.param(t, False, id=f"{t}-keeps-fds") for t in AVAILABLE] + [
+# The namespace tier's private root hides the host's marker directory; its
+# escapes are tested in test_sandbox_isolation.py by process name instead.
+ESCAPES = [pytest.param(t, False, id=f"{t}-keeps-fds") for t in AVAILABLE if t != "namespace"] + [
     pytest.param(t, True, id=f"{t}-closes-fds") for t in AVAILABLE if t != "namespace"
 ]
 

@@ -137,7 +137,8 @@ def _build(spec: dict[str, object], status_fd: int) -> None:
     _bind(f"{scratch}/shm", f"{root}/dev/shm", writable=True)
     # The driver and the working directory keep their host paths, so the
     # driver's argv, cwd, HOME and TMPDIR mean the same inside.
-    os.makedirs(root + workdir, mode=0o711, exist_ok=True)
+    os.makedirs(root + workdir, mode=0o700, exist_ok=True)
+    os.chmod(root + base, 0o711)  # enterable, not listable, as on the host
     _bind(f"{scratch}/work", root + workdir, writable=True)
     shutil.copyfile(os.path.join(base, "driver.py"), root + os.path.join(base, "driver.py"))
     _check(_libc.umount2(scratch.encode(), MNT_DETACH), "umount scratch")
