@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import os
 import sys
-from typing import Any
+from typing import Any, cast
 
 from evalspec.bootstrap import DEFAULT_RESAMPLES
 from evalspec.commands.validate import format_error
@@ -124,6 +125,27 @@ def _progress(done: int, total: int) -> None:
     print(f"\revalspec: scored {done}/{total}", end=end, file=sys.stderr, flush=True)
 
 
+def _ending_sandboxed_runs(sandboxed: bool) -> contextlib.AbstractContextManager[None]:
+    """SIGINT/SIGTERM end every sandboxed run at once (the sandbox is imported only if used)."""
+    if not sandboxed:
+        return contextlib.nullcontext()
+    from evalspec.sandbox.interrupt import ending_runs_on_signals
+
+    return ending_runs_on_signals()
+
+
+def _interrupted() -> type[BaseException]:
+    """The exception a stop raises, or one never raised when no sandbox ran."""
+    module = sys.modules.get("evalspec.sandbox.interrupt")
+    if module is None:
+        return _NeverRaised
+    return cast(type[BaseException], module.Interrupted)
+
+
+class _NeverRaised(BaseException):
+    pass
+
+
 def run(args: argparse.Namespace) -> int:
     registry = default_registry(args.spec_version)
     tasks_bytes = _read(args.tasks)
@@ -177,15 +199,24 @@ def run(args: argparse.Namespace) -> int:
     sandbox = (
         open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation) if code_tasks else None
     )
-    scores = score_tasks(
-        validation.validated,
-        predictions.outputs,
-        registry=registry,
-        allow_code_exec=args.allow_code_exec,
-        sandbox=sandbox,
-        jobs=args.jobs,
-        progress=_progress if sys.stderr.isatty() else None,
-    )
+    try:
+        with _ending_sandboxed_runs(bool(code_tasks)):
+            scores = score_tasks(
+                validation.validated,
+                predictions.outputs,
+                registry=registry,
+                allow_code_exec=args.allow_code_exec,
+                sandbox=sandbox,
+                jobs=args.jobs,
+                progress=_progress if sys.stderr.isatty() else None,
+            )
+    except _interrupted() as stop:
+        print(
+            f"\nevalspec: stopped by {stop.signal_name}: every sandboxed run was ended "
+            "and cleaned up; no report was written",
+            file=sys.stderr,
+        )
+        return stop.exit_status
     dataset = args.dataset or os.path.splitext(os.path.basename(args.tasks))[0]
     report = build_report(
         validation.validated,

@@ -79,6 +79,11 @@ def stop_all() -> None:
         _end(proc, uid)
 
 
+def resume() -> None:
+    """Allow runs again after :func:`stop_all` (for a process that handled the stop)."""
+    _stopping.clear()
+
+
 @contextlib.contextmanager
 def ending_runs_on_signals() -> Iterator[None]:
     """While inside, SIGINT and SIGTERM end every run and raise :class:`Interrupted`.

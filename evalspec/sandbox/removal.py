@@ -159,7 +159,7 @@ class _Walker:
 
     def enter(self, dirfd: int, name: str) -> int | None:
         """Open subdirectory ``name`` for removal of its contents, or None."""
-        if os.path.join(*self.path, name) in self.stuck:
+        if self.stuck and os.path.join(*self.path, name) in self.stuck:
             return None
         for attempt in range(2):
             try:
