@@ -166,8 +166,11 @@ def test_a_bind_mount_in_the_workdir_is_never_followed(tmp_path: Path, private_t
     canary = tmp_path / "canary"
     canary.mkdir()
     (canary / "keep").write_text("x")
-    program = f"import subprocess\nsubprocess.run(['mount', '--bind', {str(canary)!r}, '.'], check=True)\n"
-    program = "import os\nos.mkdir('m')\nos.chdir('m')\n" + program + "os.chdir('..')\n"
+    program = (
+        "import os, subprocess\n"
+        "os.mkdir('m')\n"
+        f"subprocess.run(['mount', '--bind', {str(canary)!r}, 'm'], check=True)\n"
+    )
     result = _box("rlimits-only").run(SOLUTION + program, TEST)
     assert result.status == "pass", result
     assert (canary / "keep").read_text() == "x"
@@ -223,6 +226,9 @@ def _write_tasks(tmp: Path, solutions: dict[str, str]) -> tuple[Path, Path]:
     return tasks, preds
 
 
+SCORE = (sys.executable, "-m", "evalspec", "score", "--allow-code-exec")
+
+
 def _score_env(private_tmp: Path) -> dict[str, str]:
     return {**os.environ, "TMPDIR": str(private_tmp)}
 
@@ -230,8 +236,7 @@ def _score_env(private_tmp: Path) -> dict[str, str]:
 def test_score_survives_litter_and_leaves_nothing(tmp_path: Path, private_tmp: Path) -> None:
     tasks, preds = _write_tasks(tmp_path, {"litter": SOLUTION + LITTER, "plain": SOLUTION})
     proc = subprocess.run(
-        [sys.executable, "-m", "evalspec", "score", str(tasks), str(preds)]
-        + ["--allow-code-exec", "--jobs", "2", "--format", "json", "--bootstrap", "0"],
+        [*SCORE, str(tasks), str(preds), "--jobs", "2", "--format", "json", "--bootstrap", "0"],
         capture_output=True,
         text=True,
         env=_score_env(private_tmp),
@@ -575,8 +580,7 @@ def _stop_score(tmp_path: Path, private_tmp: Path, sig: signal.Signals) -> None:
     )
     tasks, preds = _write_tasks(tmp_path, {f"t{i}": sleeper for i in range(6)})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "evalspec", "score", str(tasks), str(preds)]
-        + ["--allow-code-exec", "--jobs", "3", "--output", str(tmp_path / "report")],
+        [*SCORE, str(tasks), str(preds), "--jobs", "3", "--output", str(tmp_path / "report")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

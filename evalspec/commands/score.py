@@ -8,12 +8,13 @@ import hashlib
 import io
 import os
 import sys
-from typing import Any, cast
+from typing import Any
 
 from evalspec.bootstrap import DEFAULT_RESAMPLES
 from evalspec.commands.validate import format_error
 from evalspec.predictions import PredictionProblem, read_predictions
 from evalspec.registry import default_registry
+from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
 from evalspec.score_report import FORMATS, build_report, format_report
 from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
@@ -125,27 +126,6 @@ def _progress(done: int, total: int) -> None:
     print(f"\revalspec: scored {done}/{total}", end=end, file=sys.stderr, flush=True)
 
 
-def _ending_sandboxed_runs(sandboxed: bool) -> contextlib.AbstractContextManager[None]:
-    """SIGINT/SIGTERM end every sandboxed run at once (the sandbox is imported only if used)."""
-    if not sandboxed:
-        return contextlib.nullcontext()
-    from evalspec.sandbox.interrupt import ending_runs_on_signals
-
-    return ending_runs_on_signals()
-
-
-def _interrupted() -> type[BaseException]:
-    """The exception a stop raises, or one never raised when no sandbox ran."""
-    module = sys.modules.get("evalspec.sandbox.interrupt")
-    if module is None:
-        return _NeverRaised
-    return cast(type[BaseException], module.Interrupted)
-
-
-class _NeverRaised(BaseException):
-    pass
-
-
 def run(args: argparse.Namespace) -> int:
     registry = default_registry(args.spec_version)
     tasks_bytes = _read(args.tasks)
@@ -199,8 +179,10 @@ def run(args: argparse.Namespace) -> int:
     sandbox = (
         open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation) if code_tasks else None
     )
+    # SIGINT/SIGTERM end every sandboxed run at once and leave nothing behind.
+    guard = ending_runs_on_signals() if code_tasks else contextlib.nullcontext()
     try:
-        with _ending_sandboxed_runs(bool(code_tasks)):
+        with guard:
             scores = score_tasks(
                 validation.validated,
                 predictions.outputs,
@@ -210,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
                 jobs=args.jobs,
                 progress=_progress if sys.stderr.isatty() else None,
             )
-    except _interrupted() as stop:
+    except Interrupted as stop:
         print(
             f"\nevalspec: stopped by {stop.signal_name}: every sandboxed run was ended "
             "and cleaned up; no report was written",

@@ -26,7 +26,7 @@ _live: dict[int, tuple[subprocess.Popen[bytes], int | None]] = {}
 _stopping = threading.Event()
 
 
-class Interrupted(BaseException):  # noqa: N818 (like KeyboardInterrupt: not an error)
+class Interrupted(BaseException):  # like KeyboardInterrupt: not an error
     """The harness got SIGINT or SIGTERM; every sandboxed run was ended."""
 
     def __init__(self, signum: int) -> None:

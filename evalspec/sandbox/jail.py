@@ -39,6 +39,7 @@ import json
 import os
 import shutil
 import sys
+from typing import Any
 
 SETUP_FAILED = 125
 MS_RDONLY = 1
@@ -104,14 +105,12 @@ def _mirror(root: str, host: str, *, device: bool = False) -> None:
     _bind(host, inside, device=device)
 
 
-def _build(spec: dict[str, object], status_fd: int) -> None:
-    root = str(spec["root"])
-    base = str(spec["base"])
-    workdir = str(spec["workdir"])
-    uid, gid = int(spec["uid"]), int(spec["gid"])  # type: ignore[call-overload]
+def _build(spec: dict[str, Any]) -> None:
+    root, base, workdir = str(spec["root"]), str(spec["base"]), str(spec["workdir"])
+    uid, gid, disk = int(spec["uid"]), int(spec["gid"]), int(spec["disk"])
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
-    for host in sorted(spec["binds"], key=len):  # type: ignore[arg-type]
+    for host in sorted((str(b) for b in spec["binds"]), key=len):
         if os.path.lexists(host):
             _mirror(root, host)
     for name in DEVICES:
@@ -124,7 +123,7 @@ def _build(spec: dict[str, object], status_fd: int) -> None:
     # One tmpfs for every writable place, so ``disk`` bounds them together.
     scratch = f"{root}/.scratch"
     os.mkdir(scratch, 0o700)
-    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"size={int(spec['disk'])},mode=0755")  # type: ignore[call-overload]
+    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=0755")
     for name, mode in (("tmp", 0o1777), ("shm", 0o1777), ("work", 0o700)):
         os.mkdir(f"{scratch}/{name}")
         os.chmod(f"{scratch}/{name}", mode)
@@ -171,7 +170,7 @@ def main(argv: list[str]) -> None:
     try:
         if os.getpid() != 1:
             raise RuntimeError(f"expected pid 1 of a new pid namespace, got {os.getpid()}")
-        _build(spec, status_fd)
+        _build(spec)
     except BaseException as exc:  # anything here is the sandbox's fault
         message = f"S jail setup failed: {type(exc).__name__}: {exc}\n"
         try:

@@ -9,6 +9,7 @@ limits applied inside that interpreter before the untrusted code runs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -28,8 +29,13 @@ from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.removal import Leftovers, remove_tree
 from evalspec.sandbox.results import RunResult, Status
 
-_DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_bytes()
-_JAIL_SOURCE = (Path(__file__).parent / "jail.py").read_bytes()
+
+@functools.cache
+def _script(name: str) -> bytes:
+    """The text of a script the sandbox runs (``driver.py``, ``jail.py``), read once."""
+    return (Path(__file__).parent / name).read_bytes()
+
+
 _SETUP_FAILED = 125
 _STATUS_CAP = 64 * 1024
 _KILL_GRACE_SECONDS = 5.0
@@ -143,14 +149,14 @@ def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     point of the private root.
     """
     os.chmod(base, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)
-    scripts = {"driver.py": _DRIVER_SOURCE}
+    scripts = ["driver.py"]
     if plan.jail:
-        scripts["jail.py"] = _JAIL_SOURCE
+        scripts.append("jail.py")
         os.mkdir(os.path.join(base, "root"), stat.S_IRWXU)
-    for name, text in scripts.items():
+    for name in scripts:
         path = os.path.join(base, name)
         with open(path, "wb") as fh:
-            fh.write(text)
+            fh.write(_script(name))
         os.chmod(path, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
     workdir = tempfile.mkdtemp(dir=base)
     os.chmod(workdir, stat.S_IRWXU)

@@ -93,7 +93,7 @@ def mounts_under(path: str) -> list[str]:
 
 def _detach_mounts(path: str) -> set[str]:
     """Detach mounts a root program made inside ``path``; return those that stay."""
-    stuck = set()
+    stuck: set[str] = set()
     points = mounts_under(path)
     if not points:
         return stuck

@@ -141,9 +141,7 @@ def _probe_program(tier: str) -> str:
             "    raise AssertionError('network reachable')",
         ]
     if tier != "rlimits-only" and os.geteuid() == 0:
-        lines.append(
-            f"assert {UID_RANGE.start} <= os.getuid() < {UID_RANGE.stop}, os.getuid()"
-        )
+        lines.append(f"assert {UID_RANGE.start} <= os.getuid() < {UID_RANGE.stop}, os.getuid()")
     if tier == "namespace":
         # The private root is in place: the host's /run (its sockets) is not there.
         lines.append("assert not os.path.exists('/run'), os.listdir('/')")

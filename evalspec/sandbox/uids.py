@@ -20,8 +20,8 @@ where the program wrote the host's world-writable directories) what it owns in
 from __future__ import annotations
 
 import contextlib
-import itertools
 import fcntl
+import itertools
 import os
 import random
 import signal
@@ -100,10 +100,8 @@ def lease() -> Lease:
     directory = _lock_dir()
     # Start anywhere in the lowest few hundred: few lock files, rarely contended.
     span = 512
-    start = random.randrange(span)  # noqa: S311 (spreading, not secrecy)
-    order = itertools.chain(
-        (UID_RANGE[(start + i) % span] for i in range(span)), UID_RANGE[span:]
-    )
+    start = random.randrange(span)  # spreading, not secrecy
+    order = itertools.chain((UID_RANGE[(start + i) % span] for i in range(span)), UID_RANGE[span:])
     for uid in order:
         path = os.path.join(directory, str(uid))
         try:
@@ -211,12 +209,8 @@ def _remove_ipc(uid: int) -> None:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
         return
-    removers = {
-        ("shm", "shmid"): lambda ident: libc.shmctl(ident, ipc_rmid, None),
-        ("sem", "semid"): lambda ident: libc.semctl(ident, 0, ipc_rmid),
-        ("msg", "msqid"): lambda ident: libc.msgctl(ident, ipc_rmid, None),
-    }
-    for (kind, id_name), remove in removers.items():
+    for kind, id_name in (("shm", "shmid"), ("sem", "semid"), ("msg", "msqid")):
+        control = getattr(libc, f"{kind}ctl")
         try:
             with open(f"/proc/sysvipc/{kind}", encoding="ascii", errors="replace") as fh:
                 header = fh.readline().split()
@@ -230,4 +224,5 @@ def _remove_ipc(uid: int) -> None:
         for row in rows:
             with contextlib.suppress(IndexError, ValueError):
                 if int(row[uid_col]) == uid:
-                    remove(int(row[id_col]))
+                    ident = int(row[id_col])
+                    control(*((ident, 0, ipc_rmid) if kind == "sem" else (ident, ipc_rmid, None)))
