@@ -624,3 +624,75 @@ def test_a_stop_during_map_in_a_thread_returns(private_tmp: Path) -> None:
         interrupt.resume()  # this process goes on testing
     assert time.monotonic() - started < 6
     assert {t.results[0].status for t in results} == {"sandbox_error"}
+
+
+# --- the namespace tier without root (a user namespace of its own) ------------
+
+NON_ROOT_CHECK = """
+import ctypes, os, socket, sys
+from evalspec.sandbox import Sandbox
+from evalspec.sandbox.tiers import probe
+report = probe()
+if report.tier != "namespace":
+    print("UNAVAILABLE", report.reasons)
+    sys.exit(0)
+program = (
+    "import ctypes, os\\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\\n"
+    "print('nested', libc.unshare(0x10000000), ctypes.get_errno())\\n"
+    "status = open('/proc/self/status').read()\\n"
+    "print('caps', status.split('CapEff:')[1].split()[0])\\n"
+    "print('run', os.path.exists('/run'), 'home', os.path.exists('/home'))\\n"
+)
+result = Sandbox(tier="namespace").run(program, "pass")
+print(result.status, result.stdout.replace("\\n", " "))
+"""
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root to become another user")
+def test_namespace_tier_for_an_unprivileged_harness() -> None:
+    # The harness itself runs as nobody: the jail is built in a user namespace,
+    # every capability is dropped and nested user namespaces are refused.
+    import attrs
+    import pluggy
+
+    paths = {str(Path(__file__).parents[1])} | {
+        str(Path(m.__file__).parents[1]) for m in (attrs, pluggy) if m.__file__
+    }
+    system = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
+    if not os.path.exists(system):
+        pytest.skip(f"no {system} an unprivileged user can run")
+    proc = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            system,
+            "-c",
+            NON_ROOT_CHECK,
+        ],
+        env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONPATH": ":".join(sorted(paths))},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr:
+        pytest.skip("evalspec is not importable by an unprivileged user here")
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout.startswith("UNAVAILABLE"):
+        pytest.skip(f"no user namespaces for an unprivileged user here: {proc.stdout}")
+    assert proc.stdout.split() == [
+        "pass",
+        "nested",
+        "-1",
+        "1",
+        "caps",
+        "0000000000000000",
+        "run",
+        "False",
+        "home",
+        "False",
+    ]

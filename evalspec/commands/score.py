@@ -174,15 +174,18 @@ def run(args: argparse.Namespace) -> int:
         notes.append(
             f"{predictions.for_invalid_tasks} predictions name invalid tasks and were not scored"
         )
-    # Opened before scoring, so a sandbox that cannot reach the asked tier
-    # stops the run before any task is scored.
-    sandbox = (
-        open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation) if code_tasks else None
-    )
-    # SIGINT/SIGTERM end every sandboxed run at once and leave nothing behind.
+    # SIGINT/SIGTERM end every sandboxed run at once and leave nothing behind
+    # (the probe's runs included).
     guard = ending_runs_on_signals() if code_tasks else contextlib.nullcontext()
     try:
         with guard:
+            # Opened before scoring, so a sandbox that cannot reach the asked
+            # tier stops the run before any task is scored.
+            sandbox = (
+                open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
+                if code_tasks
+                else None
+            )
             scores = score_tasks(
                 validation.validated,
                 predictions.outputs,

@@ -21,7 +21,8 @@ from types import FrameType
 
 from evalspec.sandbox.uids import kill_uid
 
-_lock = threading.Lock()
+# Reentrant: the signal handler runs in the main thread, which may hold it.
+_lock = threading.RLock()
 _live: dict[int, tuple[subprocess.Popen[bytes], int | None]] = {}
 _stopping = threading.Event()
 

@@ -92,7 +92,12 @@ def mounts_under(path: str) -> list[str]:
 
 
 def _detach_mounts(path: str) -> set[str]:
-    """Detach mounts a root program made inside ``path``; return those that stay."""
+    """Detach mounts a root program made at or inside ``path``; return those that stay.
+
+    ``path`` itself is never a mount point of ours (the harness made it with
+    mkdtemp), so a mount there is the program's too: walking it would delete
+    whatever it shows.
+    """
     stuck: set[str] = set()
     points = mounts_under(path)
     if not points:
@@ -101,14 +106,14 @@ def _detach_mounts(path: str) -> set[str]:
 
     libc = ctypes.CDLL(None, use_errno=True)
     for point in points:
-        if point == path:
-            continue
         for _ in range(8):  # stacked mounts: one detach per layer
             if point not in mounts_under(point):
                 break
             if libc.umount2(os.fsencode(point), _MNT_DETACH) != 0:
                 stuck.add(point)
                 break
+        else:
+            stuck.add(point)
     return stuck
 
 
@@ -197,7 +202,11 @@ def remove_tree(path: str) -> Leftovers:
         except OSError as exc:
             return Leftovers(1, f"{path} ({exc.strerror})")
         return Leftovers()
-    walker = _Walker(path, top_stat.st_dev, _detach_mounts(path))
+    stuck = _detach_mounts(path)
+    if path in stuck:
+        return Leftovers(1, f"{path} (a mount that cannot be detached; not entered)")
+    top_stat = os.lstat(path)  # what was under the mount, if there was one
+    walker = _Walker(path, top_stat.st_dev, stuck)
     try:
         fd: int | None = os.open(path, _OPEN_DIR)
     except PermissionError:

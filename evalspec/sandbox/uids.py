@@ -38,7 +38,7 @@ from evalspec.sandbox.removal import Leftovers, remove_tree
 UID_RANGE = range(0x7800_0000, 0x7801_0000)
 
 #: World-writable places a program below the namespace tier can leave files in.
-SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
 
 _LOCK_DIRS = ("/run/evalspec-sandbox-uids",)
 _KILL_ROUNDS = 200
@@ -166,15 +166,16 @@ def remove_owned_files(uid: int) -> Leftovers:
 
     Looks at the entries of each of :data:`SHARED_WRITABLE` and of the sticky
     world-writable directories directly in them (such as /tmp/.X11-unix):
-    those are all the places a uid without a home can create entries in.
+    the places a uid without a home usually can create entries in.
     """
     if uid not in UID_RANGE:
         return Leftovers()
     left, example = 0, ""
-    todo = list(SHARED_WRITABLE)
+    todo = list(dict.fromkeys(os.path.realpath(d) for d in SHARED_WRITABLE))
+    first_level = len(todo)
     seen = 0
     while todo:
-        directory = todo.pop()
+        directory = todo.pop(0)
         seen += 1
         try:
             entries = list(os.scandir(directory))
@@ -190,11 +191,7 @@ def remove_owned_files(uid: int) -> Leftovers:
                 if stayed:
                     left += stayed.count
                     example = example or stayed.example
-            elif (
-                seen <= len(SHARED_WRITABLE)
-                and stat.S_ISDIR(st.st_mode)
-                and st.st_mode & 0o1002 == 0o1002
-            ):
+            elif seen <= first_level and stat.S_ISDIR(st.st_mode) and st.st_mode & 0o1002 == 0o1002:
                 todo.append(entry.path)
     _remove_ipc(uid)
     return Leftovers(left, example)
