@@ -19,13 +19,13 @@ import tempfile
 import threading
 import time
 import uuid
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sandbox_tiers import available_tiers, sandbox_at
 
-from evalspec.sandbox import TIERS, Limits, Sandbox, SandboxUnavailable, WeakIsolationWarning
+from evalspec.sandbox import Limits, Sandbox
 from evalspec.sandbox.removal import remove_tree
 from evalspec.sandbox.uids import UID_RANGE, lease, processes_of
 
@@ -37,17 +37,7 @@ SMALL = Limits(cpu_seconds=2, wall_seconds=8.0, memory_bytes=256 * 1024 * 1024)
 ROOMY = Limits(cpu_seconds=10, wall_seconds=30.0, memory_bytes=256 * 1024 * 1024)
 
 
-def _available(tier: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", WeakIsolationWarning)
-            Sandbox(tier=tier)
-    except SandboxUnavailable:
-        return False
-    return True
-
-
-AVAILABLE = [t for t in TIERS if _available(t)]
+AVAILABLE = available_tiers()
 #: Tiers where each run has a uid of its own (the harness is root).
 OWN_UID = [t for t in AVAILABLE if t != "rlimits-only"] if IS_ROOT else []
 needs_namespace = pytest.mark.skipif(
@@ -56,9 +46,7 @@ needs_namespace = pytest.mark.skipif(
 
 
 def _box(tier: str, limits: Limits = SMALL) -> Sandbox:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", WeakIsolationWarning)
-        return Sandbox(limits, tier=tier)
+    return sandbox_at(tier, limits)
 
 
 @pytest.fixture
@@ -72,6 +60,21 @@ def private_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     left = sorted(os.listdir(path))
     remove_tree(str(path))
     assert left == [], f"the sandbox left {left} in its temporary directory"
+
+
+def _daemon(name: str) -> str:
+    """A program whose daemon (double fork, setsid, no descriptors) is named ``name``."""
+    return (
+        "import os, time, ctypes\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        os.closerange(0, 1024)\n"
+        f"        ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"
+        "        time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.4)\n"
+    )
 
 
 def _no_process_mentions(text: str) -> bool:
@@ -368,18 +371,7 @@ def test_uid_leases_are_distinct_across_processes() -> None:
 def test_no_process_of_the_run_outlives_it(tier: str, private_tmp: Path) -> None:
     # A daemon: double fork, setsid, every descriptor closed, a unique name.
     name = uuid.uuid4().hex[:12]
-    daemon = (
-        "import os, time, ctypes\n"
-        "print('uid', os.getuid(), flush=True)\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        os.closerange(0, 1024)\n"
-        f"        ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"
-        "        time.sleep(60)\n"
-        "    os._exit(0)\n"
-        "time.sleep(0.5)\n"
-    )
+    daemon = "import os\nprint('uid', os.getuid(), flush=True)\n" + _daemon(name)
     result = _box(tier).run(SOLUTION + daemon, TEST)
     assert result.status == "pass", result
     uid = int(result.stdout.split()[1])
@@ -548,17 +540,7 @@ def test_the_namespace_sees_only_its_own_processes_and_no_network(private_tmp: P
 @needs_namespace
 def test_a_daemon_dies_with_the_namespace(private_tmp: Path) -> None:
     name = uuid.uuid4().hex[:12]
-    daemon = (
-        "import os, time, ctypes\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        os.closerange(0, 1024)\n"
-        f"        ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"
-        "        time.sleep(60)\n"
-        "    os._exit(0)\n"
-        "time.sleep(0.3)\n"
-    )
+    daemon = _daemon(name)
     box = _box("namespace", Limits(cpu_seconds=2, wall_seconds=1.5))
     assert box.run(SOLUTION + daemon, TEST).status == "pass"
     assert _no_process_mentions(name)

@@ -110,16 +110,6 @@ def _build(spec: dict[str, Any]) -> None:
     uid, gid, disk = int(spec["uid"]), int(spec["gid"]), int(spec["disk"])
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
-    for host in sorted((str(b) for b in spec["binds"]), key=len):
-        if os.path.lexists(host):
-            _mirror(root, host)
-    for name in DEVICES:
-        _mirror(root, f"/dev/{name}", device=True)
-    for i, name in enumerate(("stdin", "stdout", "stderr")):
-        os.symlink(f"/proc/self/fd/{i}", f"{root}/dev/{name}")
-    os.symlink("/proc/self/fd", f"{root}/dev/fd")
-    os.mkdir(f"{root}/proc", 0o555)
-    _mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     # One tmpfs for every writable place, so ``disk`` bounds them together.
     scratch = f"{root}/.scratch"
     os.mkdir(scratch, 0o700)
@@ -134,6 +124,16 @@ def _build(spec: dict[str, Any]) -> None:
     os.makedirs(f"{root}/dev/shm", mode=0o755, exist_ok=True)
     _bind(f"{scratch}/tmp", f"{root}/tmp", writable=True)
     _bind(f"{scratch}/shm", f"{root}/dev/shm", writable=True)
+    for host in sorted((str(b) for b in spec["binds"]), key=len):
+        if os.path.lexists(host):
+            _mirror(root, host)
+    for name in DEVICES:
+        _mirror(root, f"/dev/{name}", device=True)
+    for i, name in enumerate(("stdin", "stdout", "stderr")):
+        os.symlink(f"/proc/self/fd/{i}", f"{root}/dev/{name}")
+    os.symlink("/proc/self/fd", f"{root}/dev/fd")
+    os.mkdir(f"{root}/proc", 0o555)
+    _mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     # The driver and the working directory keep their host paths, so the
     # driver's argv, cwd, HOME and TMPDIR mean the same inside.
     os.makedirs(root + workdir, mode=0o700, exist_ok=True)

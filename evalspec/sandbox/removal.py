@@ -205,7 +205,12 @@ def remove_tree(path: str) -> Leftovers:
     stuck = _detach_mounts(path)
     if path in stuck:
         return Leftovers(1, f"{path} (a mount that cannot be detached; not entered)")
-    top_stat = os.lstat(path)  # what was under the mount, if there was one
+    try:
+        top_stat = os.lstat(path)  # what was under the mount, if there was one
+    except FileNotFoundError:
+        return Leftovers()
+    except OSError as exc:
+        return Leftovers(1, f"{path} ({exc.strerror})")
     walker = _Walker(path, top_stat.st_dev, stuck)
     try:
         fd: int | None = os.open(path, _OPEN_DIR)
