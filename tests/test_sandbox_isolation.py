@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from sandbox_tiers import available_tiers, sandbox_at
 
-from evalspec.sandbox import Limits, Sandbox
+from evalspec.sandbox import Limits, Sandbox, cgroups
 from evalspec.sandbox.removal import remove_tree
 from evalspec.sandbox.uids import UID_RANGE, lease, processes_of
 
@@ -400,6 +400,65 @@ def test_files_and_ipc_left_in_shared_places_are_removed(private_tmp: Path) -> N
     uid = result.stdout.split("uid")[1].split()[0]
     rows = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
     assert not [r for r in rows if r.split()[7] == uid]
+
+
+# A cgroup per run, where this machine lets the harness make one.
+CONTROLLERS = {h.controller for h in cgroups.hierarchies()}
+needs_memory_cgroup = pytest.mark.skipif(
+    not CONTROLLERS & {"memory", "unified"}, reason="no writable memory cgroup here"
+)
+needs_pids_cgroup = pytest.mark.skipif(
+    not CONTROLLERS & {"pids", "unified"}, reason="no writable pids cgroup here"
+)
+
+HOGS = """
+import os, time
+for _ in range(6):
+    if os.fork() == 0:
+        block = bytearray(60 * 1024 * 1024)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep(1.5)
+        os._exit(0)
+codes = [os.wait()[1] for _ in range(6)]
+print("statuses", *codes)
+"""
+
+
+@needs_memory_cgroup
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_a_runs_memory_is_bounded_across_its_processes(tier: str, private_tmp: Path) -> None:
+    # Six processes of 60 MiB each, every one within RLIMIT_AS; together far
+    # beyond the run's 100 MiB: the kernel kills some of them, not a neighbour.
+    mib = 1024 * 1024
+    limits = Limits(cpu_seconds=5, wall_seconds=20.0, memory_bytes=90 * mib, disk_bytes=10 * mib)
+    result = _box(tier, limits).run(HOGS, "pass")
+    assert result.status == "pass", result
+    statuses = result.stdout.split()[1:]
+    assert "9" in statuses, statuses  # SIGKILLed by the memory controller
+    assert _box(tier).run(SOLUTION, TEST).status == "pass"
+
+
+@needs_pids_cgroup
+@pytest.mark.skipif(not IS_ROOT, reason="RLIMIT_NPROC already binds a non-root program")
+def test_a_root_fork_bomb_is_bounded_by_the_runs_pids_group(private_tmp: Path) -> None:
+    # rlimits-only as root: RLIMIT_NPROC binds nothing, the pids group does.
+    bomb = (
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    )
+    limits = Limits(cpu_seconds=1, wall_seconds=1.5, processes=32)
+    result = _box("rlimits-only", limits).run(bomb, "pass")
+    assert result.status in ("timeout", "killed")
+    assert subprocess.run(["true"], check=False).returncode == 0
+
+
+@pytest.mark.skipif(not CONTROLLERS, reason="no writable cgroup here")
+def test_run_groups_are_removed(private_tmp: Path) -> None:
+    box = _box(AVAILABLE[0])
+    assert box.run(SOLUTION + "import os\nos.fork()\n", TEST).status == "pass"
+    for hierarchy in cgroups.hierarchies():
+        mine = [n for n in os.listdir(hierarchy.directory) if n.startswith(f"{os.getpid()}-")]
+        assert mine == []
 
 
 # --- item 5: the namespace tier keeps its word ---------------------------------

@@ -19,11 +19,12 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
+from evalspec.sandbox.cgroups import RunGroup
 from evalspec.sandbox.uids import kill_uid
 
 # Reentrant: the signal handler runs in the main thread, which may hold it.
 _lock = threading.RLock()
-_live: dict[int, tuple[subprocess.Popen[bytes], int | None]] = {}
+_live: dict[int, tuple[subprocess.Popen[bytes], int | None, RunGroup | None]] = {}
 _stopping = threading.Event()
 
 
@@ -49,12 +50,12 @@ def stopping() -> bool:
     return _stopping.is_set()
 
 
-def register(proc: subprocess.Popen[bytes], uid: int | None) -> None:
+def register(proc: subprocess.Popen[bytes], uid: int | None, group: RunGroup | None = None) -> None:
     """Note a launched run; a stop that came first kills it right away."""
     with _lock:
-        _live[proc.pid] = (proc, uid)
+        _live[proc.pid] = (proc, uid, group)
     if _stopping.is_set():
-        _end(proc, uid)
+        _end(proc, uid, group)
 
 
 def unregister(proc: subprocess.Popen[bytes]) -> None:
@@ -62,13 +63,15 @@ def unregister(proc: subprocess.Popen[bytes]) -> None:
         _live.pop(proc.pid, None)
 
 
-def _end(proc: subprocess.Popen[bytes], uid: int | None) -> None:
+def _end(proc: subprocess.Popen[bytes], uid: int | None, group: RunGroup | None) -> None:
     # The launcher leads its own process group (and in the namespace tier
     # holds the pid namespace, whose processes die with it).
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     if uid is not None:
         kill_uid(uid)
+    if group is not None:
+        group.kill()
 
 
 def stop_all() -> None:
@@ -76,8 +79,8 @@ def stop_all() -> None:
     _stopping.set()
     with _lock:
         live = list(_live.values())
-    for proc, uid in live:
-        _end(proc, uid)
+    for proc, uid, group in live:
+        _end(proc, uid, group)
 
 
 def resume() -> None:

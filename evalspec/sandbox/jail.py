@@ -108,6 +108,11 @@ def _mirror(root: str, host: str, *, device: bool = False) -> None:
 def _build(spec: dict[str, Any]) -> None:
     root, base, workdir = str(spec["root"]), str(spec["base"]), str(spec["workdir"])
     uid, gid, disk = int(spec["uid"]), int(spec["gid"]), int(spec["disk"])
+    for procs in spec.get("cgroups", ()):
+        # The run's cgroups (the harness may have moved our parent only after
+        # it forked us): everything this becomes and starts is counted there.
+        with open(str(procs), "w", encoding="ascii") as fh:
+            fh.write("0")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
     # One tmpfs for every writable place, so ``disk`` bounds them together.

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import attrs
 
-from evalspec.sandbox import interrupt, uids
+from evalspec.sandbox import cgroups, interrupt, uids
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.removal import Leftovers, remove_tree
 from evalspec.sandbox.results import RunResult, Status
@@ -253,7 +253,9 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
         ids = (lease.uid, lease.gid)
         plan = attrs.evolve(plan, owner=ids, run_as=None if plan.jail else ids)
     base: str | None = None
+    group: cgroups.RunGroup | None = None
     try:
+        group = cgroups.make(limits.processes, limits.memory_bytes + limits.disk_bytes)
         try:
             base = tempfile.mkdtemp(prefix="evalspec-sandbox-")
         except OSError as exc:
@@ -263,18 +265,25 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
             workdir = _make_workdir(plan, base, source)
         except OSError as exc:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
-        result = _launch(plan, limits, base, workdir, nonce, started, lease)
+        result = _launch(plan, limits, base, workdir, nonce, started, lease, group)
     finally:
-        left = _clean_up(plan, base, lease)
+        left = _clean_up(plan, base, lease, group)
     if left:
         result = attrs.evolve(result, detail=f"{result.detail}; cleanup: {left.describe()}")
     return result
 
 
-def _clean_up(plan: LaunchPlan, base: str | None, lease: uids.Lease | None) -> Leftovers:
-    """After the run: no process of its uid, none of its files, its uid free again."""
+def _clean_up(
+    plan: LaunchPlan,
+    base: str | None,
+    lease: uids.Lease | None,
+    group: cgroups.RunGroup | None,
+) -> Leftovers:
+    """After the run: no process of it or its uid, none of its files, its uid free again."""
     left = Leftovers()
     try:
+        if group is not None:
+            group.remove()  # every process of the run, whatever its uid
         if lease is not None:
             uids.kill_uid(lease.uid)  # first: nothing may change the tree while it goes
             if not plan.jail:  # in the jail it could write only its own tmpfs
@@ -305,6 +314,15 @@ def _jail_argv(plan: LaunchPlan, limits: Limits, base: str, workdir: str) -> lis
     return [plan.python, "-I", "-B", os.path.join(base, "jail.py"), json.dumps(spec)]
 
 
+def _jail_spec_groups(argv: list[str], group: cgroups.RunGroup | None) -> list[str]:
+    """Tell the jail which cgroups to enter (it forks after the harness moved the launcher)."""
+    if group is None:
+        return argv
+    spec = json.loads(argv[-1])
+    spec["cgroups"] = group.procs_files()
+    return [*argv[:-1], json.dumps(spec)]
+
+
 def _launch(
     plan: LaunchPlan,
     limits: Limits,
@@ -313,12 +331,14 @@ def _launch(
     nonce: str,
     started: float,
     lease: uids.Lease | None = None,
+    group: cgroups.RunGroup | None = None,
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
+    jail = _jail_spec_groups(_jail_argv(plan, limits, base, workdir), group) if plan.jail else []
     argv = [
         *plan.prefix,
-        *(_jail_argv(plan, limits, base, workdir) if plan.jail else ()),
+        *jail,
         plan.python,
         "-I",
         "-B",
@@ -352,9 +372,12 @@ def _launch(
         os.close(status_w)
         return _error(plan, started, f"cannot start the sandbox: {exc}")
     os.close(status_w)
-    interrupt.register(proc, lease.uid if lease is not None else None)
+    if group is not None:
+        # Before the nonce is written: the driver starts nothing until it reads it.
+        group.add(proc.pid)
+    interrupt.register(proc, lease.uid if lease is not None else None, group)
     try:
-        return _follow(plan, limits, proc, status_r, nonce, started)
+        return _follow(plan, limits, proc, status_r, nonce, started, group)
     except BaseException:
         _kill_group(proc)  # an exception (Interrupted included) must not leave it running
         for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -374,6 +397,7 @@ def _follow(
     status_r: int,
     nonce: str,
     started: float,
+    group: cgroups.RunGroup | None = None,
 ) -> RunResult:
     """Feed the nonce, read every stream until the run ends, and say what happened."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -399,6 +423,10 @@ def _follow(
         _sweep(inodes)
     duration = time.monotonic() - started
     verdict, detail = _classify(proc.returncode, status, timed_out, limits)
+    if verdict == "killed" and group is not None and group.out_of_memory():
+        budget = limits.memory_bytes + limits.disk_bytes
+        verdict = "oom"
+        detail = f"the run's {budget} bytes of memory (its tmpfs included) ran out"
     if interrupt.stopping():
         verdict, detail = "sandbox_error", "ended early: the harness is stopping (SIGINT/SIGTERM)"
     return RunResult(
