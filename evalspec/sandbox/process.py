@@ -279,23 +279,36 @@ def _clean_up(
     lease: uids.Lease | None,
     group: cgroups.RunGroup | None,
 ) -> Leftovers:
-    """After the run: no process of it or its uid, none of its files, its uid free again."""
-    left = Leftovers()
-    try:
-        if group is not None:
-            group.remove()  # every process of the run, whatever its uid
-        if lease is not None:
-            uids.kill_uid(lease.uid)  # first: nothing may change the tree while it goes
-            if not plan.jail:  # in the jail it could write only its own tmpfs
-                left = uids.remove_owned_files(lease.uid)
-        if base is not None:
-            stayed = _remove_workdir(base)
-            if stayed:
-                left = stayed if not left else Leftovers(left.count + stayed.count, left.example)
-    finally:
-        if lease is not None:
-            lease.release()
-    return left
+    """After the run: no process of it or its uid, none of its files, its uid free again.
+
+    Never raises: a step that fails is named in what is returned, and the
+    steps after it still run.
+    """
+    found: list[Leftovers] = []
+
+    def step(action: Callable[[], Leftovers | object], what: str) -> None:
+        try:
+            outcome = action()
+        except (OSError, ValueError) as exc:
+            found.append(Leftovers(1, f"{what} failed ({exc})"))
+            return
+        if isinstance(outcome, Leftovers) and outcome:
+            found.append(outcome)
+
+    if group is not None:
+        step(group.remove, "removing the run's cgroups")  # every process of the run
+    if lease is not None:
+        # First: nothing of the uid may change the tree while it is removed.
+        step(lambda: uids.kill_uid(lease.uid), "killing the run's uid")
+        if not plan.jail:  # in the jail it could write only its own tmpfs
+            step(lambda: uids.remove_owned_files(lease.uid), "removing the uid's files")
+    if base is not None:
+        step(lambda: _remove_workdir(base), "removing the run's directory")
+    if lease is not None:
+        step(lease.release, "releasing the run's uid")
+    if not found:
+        return Leftovers()
+    return Leftovers(sum(f.count for f in found), found[0].example)
 
 
 def _jail_argv(plan: LaunchPlan, limits: Limits, base: str, workdir: str) -> list[str]:
