@@ -589,10 +589,17 @@ def test_the_namespace_sees_only_its_own_processes_and_no_network(private_tmp: P
         "import os, socket\n"
         "print('pids', sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n"
         "print('ifaces', [n for _, n in socket.if_nameindex()])\n"
+        "for kind in ('uts', 'ipc', 'net', 'pid', 'mnt'):\n"
+        "    print(kind, os.readlink(f'/proc/self/ns/{kind}'))\n"
     )
     result = _box("namespace").run(SOLUTION + program, TEST)
     assert result.status == "pass", result
     assert "pids [1, 2]" in result.stdout
+    for kind in ("uts", "ipc", "net", "pid", "mnt"):
+        # every one of these namespaces is new, none is the harness's
+        host = os.readlink(f"/proc/self/ns/{kind}")
+        assert f"{kind} {kind}:[" in result.stdout
+        assert host not in result.stdout
     assert "ifaces ['lo']" in result.stdout or "ifaces []" in result.stdout
 
 
