@@ -32,7 +32,8 @@ class Limits:
     ``open_files`` RLIMIT_NOFILE, ``processes`` RLIMIT_NPROC on top of what the
     sandbox uid already runs (it binds only for a non-root uid; when the
     harness is root each run has a uid of its own, so it is the run's own
-    budget, and a pids cgroup where one can be made), ``output_bytes`` the bytes kept of each of stdout and stderr,
+    budget, and a pids cgroup where one can be made), ``output_bytes`` the
+    bytes kept of each of stdout and stderr,
     and ``disk_bytes`` the size of the one tmpfs that holds everything the
     program can write in the namespace tier (its working directory, /tmp and
     /dev/shm together; below that tier only RLIMIT_FSIZE bounds a file).
