@@ -92,6 +92,13 @@ def _no_process_mentions(text: str) -> bool:
     return True
 
 
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "3"])
+def test_disk_budget_must_be_a_positive_integer(bad: object) -> None:
+    with pytest.raises(ValueError, match="disk_bytes"):
+        Limits(disk_bytes=bad)  # type: ignore[arg-type]
+    assert Limits().disk_bytes == 128 * 1024 * 1024
+
+
 # --- item 3: nothing a program leaves behind breaks the harness ---------------
 
 LITTER = """
