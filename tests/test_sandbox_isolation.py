@@ -344,6 +344,18 @@ def test_kill_minus_one_reaches_only_its_own_run(tier: str, private_tmp: Path) -
     assert [r.passed for r in results[1:]] == [True, True]
 
 
+@pytest.mark.parametrize("tier", OWN_UID)
+def test_a_private_temporary_directory_does_not_stop_a_dropped_uid(
+    tier: str, private_tmp: Path
+) -> None:
+    # A 0700 $TMPDIR (pytest's, a user's): the run's uid could not reach its
+    # directory there; the run still starts, and leaves nothing in either place.
+    private_tmp.chmod(0o700)
+    result = _box(tier).run(SOLUTION + "import os\nprint(os.getcwd())\n", TEST)
+    assert result.status == "pass", result
+    assert not os.path.exists(result.stdout.strip())
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="uid leases are for a root harness")
 def test_uid_leases_are_distinct_across_processes() -> None:
     holder = subprocess.Popen(

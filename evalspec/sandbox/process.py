@@ -257,7 +257,7 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
     try:
         group = cgroups.make(limits.processes, limits.memory_bytes + limits.disk_bytes)
         try:
-            base = tempfile.mkdtemp(prefix="evalspec-sandbox-")
+            base = tempfile.mkdtemp(prefix="evalspec-sandbox-", dir=_temp_root(plan))
         except OSError as exc:
             return _error(plan, started, f"cannot make a temporary directory: {exc}")
         nonce = secrets.token_hex(16)
@@ -271,6 +271,34 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
     if left:
         result = attrs.evolve(result, detail=f"{result.detail}; cleanup: {left.describe()}")
     return result
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Whether a uid that is neither owner nor group can walk down to ``path``."""
+    path = os.path.realpath(path)
+    while True:
+        try:
+            if not os.stat(path).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def _temp_root(plan: LaunchPlan) -> str | None:
+    """Where the run's directory goes: the temporary directory, if the run's uid can reach it.
+
+    A dropped uid runs in the host's tree (no jail), so a private temporary
+    directory (a 0700 ``$TMPDIR``) would make every run fail to start; /tmp
+    is used then.
+    """
+    here = tempfile.gettempdir()
+    if plan.run_as is None or plan.jail or _reachable_by_others(here):
+        return None
+    return "/tmp" if _reachable_by_others("/tmp") else None
 
 
 def _clean_up(

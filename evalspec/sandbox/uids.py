@@ -26,7 +26,6 @@ import os
 import random
 import signal
 import stat
-import tempfile
 import time
 
 import attrs
@@ -40,7 +39,13 @@ UID_RANGE = range(0x7800_0000, 0x7801_0000)
 #: World-writable places a program below the namespace tier can leave files in.
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
 
-_LOCK_DIRS = ("/run/evalspec-sandbox-uids",)
+# Fixed, machine-wide paths (never $TMPDIR): every harness process, whatever
+# its environment, must lease from the same locks.
+_LOCK_DIRS = (
+    "/run/evalspec-sandbox-uids",
+    "/var/lib/evalspec-sandbox-uids",
+    "/tmp/evalspec-sandbox-uids",
+)
 _KILL_ROUNDS = 200
 
 
@@ -72,7 +77,7 @@ class Lease:
 
 def _lock_dir() -> str:
     """A directory only root can write, for the lock files (made on first use)."""
-    candidates = [*_LOCK_DIRS, os.path.join(tempfile.gettempdir(), "evalspec-sandbox-uids")]
+    candidates = _LOCK_DIRS
     problems = []
     for path in candidates:
         try:
