@@ -29,7 +29,7 @@ caller) every capability is dropped from the bounding set and the securebits
 that would give them back on exec are locked.
 
 Exit status 125 with an ``S <why>`` line on the status descriptor (the
-driver's first argument) means the jail could not be built.
+spec's ``status_fd``) means the jail could not be built.
 """
 
 from __future__ import annotations
@@ -105,6 +105,11 @@ def _mirror(root: str, host: str, *, device: bool = False) -> None:
     _bind(host, inside, device=device)
 
 
+def _files_in(directory: str) -> list[str]:
+    """Names of the regular files directly in ``directory`` (not links, not directories)."""
+    return [e.name for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
+
+
 def _build(spec: dict[str, Any]) -> None:
     root, base, workdir = str(spec["root"]), str(spec["base"]), str(spec["workdir"])
     uid, gid, disk = int(spec["uid"]), int(spec["gid"]), int(spec["disk"])
@@ -122,9 +127,12 @@ def _build(spec: dict[str, Any]) -> None:
     for name, mode in (("tmp", 0o1777), ("shm", 0o1777), ("work", 0o700)):
         os.mkdir(f"{scratch}/{name}")
         os.chmod(f"{scratch}/{name}", mode)
-    shutil.copyfile(os.path.join(workdir, "program.py"), f"{scratch}/work/program.py")
-    for path in (f"{scratch}/work", f"{scratch}/work/program.py"):
-        os.chown(path, uid, gid)
+    os.chown(f"{scratch}/work", uid, gid)
+    # Every file the harness put in the working directory (program.py, and
+    # whatever else a driver needs there), owned by the run as on the host.
+    for name in _files_in(workdir):
+        shutil.copyfile(os.path.join(workdir, name), f"{scratch}/work/{name}")
+        os.chown(f"{scratch}/work/{name}", uid, gid)
     os.makedirs(f"{root}/tmp", mode=0o755, exist_ok=True)
     os.makedirs(f"{root}/dev/shm", mode=0o755, exist_ok=True)
     _bind(f"{scratch}/tmp", f"{root}/tmp", writable=True)
@@ -144,7 +152,8 @@ def _build(spec: dict[str, Any]) -> None:
     os.makedirs(root + workdir, mode=0o700, exist_ok=True)
     os.chmod(root + base, 0o711)  # enterable, not listable, as on the host
     _bind(f"{scratch}/work", root + workdir, writable=True)
-    shutil.copyfile(os.path.join(base, "driver.py"), root + os.path.join(base, "driver.py"))
+    for name in _files_in(base):  # the driver (and any script beside it), root's
+        shutil.copyfile(os.path.join(base, name), root + os.path.join(base, name))
     _check(_libc.umount2(scratch.encode(), MNT_DETACH), "umount scratch")
     os.rmdir(scratch)
     _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
@@ -170,8 +179,7 @@ def _drop_capabilities() -> None:
 def main(argv: list[str]) -> None:
     spec = json.loads(argv[1])
     driver_argv = argv[2:]
-    # The driver's argv: PYTHON -I -B DRIVER STATUS_FD ...
-    status_fd = int(driver_argv[4])
+    status_fd = int(spec["status_fd"])
     try:
         if os.getpid() != 1:
             raise RuntimeError(f"expected pid 1 of a new pid namespace, got {os.getpid()}")

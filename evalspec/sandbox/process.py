@@ -339,8 +339,20 @@ def _clean_up(
     return Leftovers(sum(f.count for f in found), found[0].example)
 
 
-def _jail_argv(plan: LaunchPlan, limits: Limits, base: str, workdir: str) -> list[str]:
-    """``PYTHON -I -B JAIL SPEC``: what goes between the unshare prefix and the driver."""
+def _jail_argv(
+    plan: LaunchPlan,
+    limits: Limits,
+    paths: tuple[str, str],
+    status_fd: int,
+    group: cgroups.RunGroup | None,
+) -> list[str]:
+    """``PYTHON -I -B JAIL SPEC``: what goes between the unshare prefix and the driver.
+
+    ``paths`` are the run's base and working directories; ``group`` the
+    cgroups the jail enters (it may have been forked before the harness
+    moved the launcher into them).
+    """
+    base, workdir = paths
     uid, gid = plan.owner if plan.owner is not None and not plan.userns else (0, 0)
     spec = {
         "root": os.path.join(base, "root"),
@@ -351,17 +363,10 @@ def _jail_argv(plan: LaunchPlan, limits: Limits, base: str, workdir: str) -> lis
         "uid": uid,
         "gid": gid,
         "userns": plan.userns,
+        "status_fd": status_fd,
+        "cgroups": group.procs_files() if group is not None else [],
     }
     return [plan.python, "-I", "-B", os.path.join(base, "jail.py"), json.dumps(spec)]
-
-
-def _jail_spec_groups(argv: list[str], group: cgroups.RunGroup | None) -> list[str]:
-    """Tell the jail which cgroups to enter (it forks after the harness moved the launcher)."""
-    if group is None:
-        return argv
-    spec = json.loads(argv[-1])
-    spec["cgroups"] = group.procs_files()
-    return [*argv[:-1], json.dumps(spec)]
 
 
 def _launch(
@@ -376,7 +381,8 @@ def _launch(
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
-    jail = _jail_spec_groups(_jail_argv(plan, limits, base, workdir), group) if plan.jail else []
+    paths = (base, workdir)
+    jail = _jail_argv(plan, limits, paths, status_w, group) if plan.jail else []
     argv = [
         *plan.prefix,
         *jail,
