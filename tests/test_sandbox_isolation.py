@@ -155,7 +155,8 @@ def test_immutable_files_are_removed_where_they_can_be_made(tier: str, private_t
         "for path, flag in (('frozen/dir/f', 0x10), ('frozen/dir', 0x10), ('frozen', 0x20)):\n"
         "    fd = os.open(path, os.O_RDONLY)\n"
         "    try:\n"
-        "        fcntl.ioctl(fd, 0x40086602, struct.pack('l', flag))\n"
+        "        old = struct.unpack('l', fcntl.ioctl(fd, 0x80086601, bytes(8)))[0]\n"
+        "        fcntl.ioctl(fd, 0x40086602, struct.pack('l', old | flag))\n"
         "        made.append(path)\n"
         "    except OSError:\n"
         "        pass\n"
@@ -164,9 +165,50 @@ def test_immutable_files_are_removed_where_they_can_be_made(tier: str, private_t
     )
     result = _box(tier).run(SOLUTION + chattr, TEST)
     assert result.status == "pass", result
-    if tier == "rlimits-only" and IS_ROOT:
-        assert "frozen/dir/f" in result.stdout  # the attack really happened
     assert "cleanup" not in result.detail
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only root can make files immutable or mount")
+def test_removal_clears_attributes_and_detaches_mounts(tmp_path: Path) -> None:
+    # The harness side alone, with what a root program could leave: immutable
+    # and append-only files and directories, a bind mount of a directory that
+    # must survive, a mount over the top directory itself.
+    import fcntl
+    import struct
+
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "keep").write_text("x")
+    top = Path(tempfile.mkdtemp(prefix="evalspec-removal-test-"))
+    (top / "frozen" / "dir").mkdir(parents=True)
+    (top / "frozen" / "dir" / "f").write_text("x")
+    (top / "log").write_text("x")
+    (top / "mnt").mkdir()
+    subprocess.run(["mount", "--bind", str(canary), str(top / "mnt")], check=True)
+    for path, flag in (
+        (top / "frozen/dir/f", 0x10),
+        (top / "frozen/dir", 0x10),
+        (top / "log", 0x20),
+    ):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            flags = struct.unpack("l", fcntl.ioctl(fd, 0x80086601, b"\0" * 8))[0]
+            fcntl.ioctl(fd, 0x40086602, struct.pack("l", flags | flag))
+        except OSError as exc:
+            pytest.skip(f"this file system keeps no attributes: {exc}")
+        finally:
+            os.close(fd)
+    with pytest.raises(PermissionError):
+        (top / "frozen/dir/f").unlink()  # the attributes are real
+    assert not remove_tree(str(top))
+    assert not top.exists()
+    assert (canary / "keep").read_text() == "x"
+    # a mount over the top directory itself: detached, the mounted tree kept
+    top.mkdir()
+    subprocess.run(["mount", "--bind", str(canary), str(top)], check=True)
+    assert not remove_tree(str(top))
+    assert not top.exists()
+    assert (canary / "keep").read_text() == "x"
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="only a root program can mount")
@@ -179,7 +221,7 @@ def test_a_bind_mount_in_the_workdir_is_never_followed(tmp_path: Path, private_t
     program = (
         "import os, subprocess\n"
         "os.mkdir('m')\n"
-        f"subprocess.run(['mount', '--bind', {str(canary)!r}, 'm'], check=True)\n"
+        f"subprocess.run(['mount', '--bind', {str(canary)!r}, 'm'], check=False)\n"
     )
     result = _box("rlimits-only").run(SOLUTION + program, TEST)
     assert result.status == "pass", result
@@ -474,7 +516,8 @@ def test_a_root_fork_bomb_is_bounded_by_the_runs_pids_group(private_tmp: Path) -
 @pytest.mark.skipif(not CONTROLLERS, reason="no writable cgroup here")
 def test_run_groups_are_removed(private_tmp: Path) -> None:
     box = _box(AVAILABLE[0])
-    assert box.run(SOLUTION + "import os\nos.fork()\n", TEST).status == "pass"
+    forks = "import os\nif os.fork() == 0:\n    os._exit(0)\nos.wait()\n"
+    assert box.run(SOLUTION + forks, TEST).status == "pass"
     for hierarchy in cgroups.hierarchies():
         mine = [n for n in os.listdir(hierarchy.directory) if n.startswith(f"{os.getpid()}-")]
         assert mine == []
@@ -613,7 +656,8 @@ def test_the_namespace_sees_only_its_own_processes_and_no_network(private_tmp: P
     )
     result = _box("namespace").run(SOLUTION + program, TEST)
     assert result.status == "pass", result
-    assert "pids [1, 2]" in result.stdout
+    pids = [int(p) for p in result.stdout.split("]")[0].split("[")[1].split(",")]
+    assert pids[:2] == [1, 2] and len(pids) <= 4, pids  # the run's own, nobody else's
     for kind in ("uts", "ipc", "net", "pid", "mnt"):
         # every one of these namespaces is new, none is the harness's
         host = os.readlink(f"/proc/self/ns/{kind}")
