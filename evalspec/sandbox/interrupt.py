@@ -26,6 +26,10 @@ from evalspec.sandbox.uids import kill_uid
 _lock = threading.RLock()
 _live: dict[int, tuple[subprocess.Popen[bytes], int | None, RunGroup | None]] = {}
 _stopping = threading.Event()
+# A signal that came while the main thread was in a shielded section (taking
+# a resource it must not lose track of, or cleaning up) is raised at its end.
+_local = threading.local()
+_deferred: list[int] = []
 
 
 class Interrupted(BaseException):  # like KeyboardInterrupt: not an error
@@ -83,6 +87,24 @@ def stop_all() -> None:
         _end(proc, uid, group)
 
 
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """While inside (in the main thread), :class:`Interrupted` waits until the end.
+
+    For the steps between taking a resource (a directory, a uid, a process)
+    and recording it for cleanup, and for cleanup itself: a stop that came
+    meanwhile still kills every run at once; only its exception is deferred.
+    """
+    depth = getattr(_local, "depth", 0)
+    _local.depth = depth + 1
+    try:
+        yield
+    finally:
+        _local.depth = depth
+    if depth == 0 and _deferred and threading.current_thread() is threading.main_thread():
+        raise Interrupted(_deferred.pop())
+
+
 def resume() -> None:
     """Allow runs again after :func:`stop_all` (for a process that handled the stop)."""
     _stopping.clear()
@@ -103,9 +125,13 @@ def ending_runs_on_signals() -> Iterator[None]:
 
     def handler(signum: int, _frame: FrameType | None) -> None:
         stop_all()
-        if not raised:
-            raised.append(signum)
-            raise Interrupted(signum)
+        if raised:
+            return
+        raised.append(signum)
+        if getattr(_local, "depth", 0):
+            _deferred.append(signum)  # raised when the shielded section ends
+            return
+        raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -113,3 +139,4 @@ def ending_runs_on_signals() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        _deferred.clear()

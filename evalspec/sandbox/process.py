@@ -245,21 +245,23 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
     if interrupt.stopping():
         return _error(plan, started, "not started: the harness is stopping (SIGINT/SIGTERM)")
     lease: uids.Lease | None = None
-    if plan.per_run_uid:
-        try:
-            lease = uids.lease()
-        except (uids.UidLeaseError, OSError) as exc:
-            return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
-        ids = (lease.uid, lease.gid)
-        plan = attrs.evolve(plan, owner=ids, run_as=None if plan.jail else ids)
     base: str | None = None
     group: cgroups.RunGroup | None = None
     try:
-        group = cgroups.make(limits.processes, limits.memory_bytes + limits.disk_bytes)
-        try:
-            base = tempfile.mkdtemp(prefix="evalspec-sandbox-", dir=_temp_root(plan))
-        except OSError as exc:
-            return _error(plan, started, f"cannot make a temporary directory: {exc}")
+        # Each resource is recorded for cleanup before a stop may interrupt.
+        with interrupt.shielded():
+            if plan.per_run_uid:
+                try:
+                    lease = uids.lease()
+                except (uids.UidLeaseError, OSError) as exc:
+                    return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
+                ids = (lease.uid, lease.gid)
+                plan = attrs.evolve(plan, owner=ids, run_as=None if plan.jail else ids)
+            group = cgroups.make(limits.processes, limits.memory_bytes + limits.disk_bytes)
+            try:
+                base = _make_base(plan)
+            except OSError as exc:
+                return _error(plan, started, f"cannot make a temporary directory: {exc}")
         nonce = secrets.token_hex(16)
         try:
             workdir = _make_workdir(plan, base, source)
@@ -267,10 +269,24 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
         result = _launch(plan, limits, base, workdir, nonce, started, lease, group)
     finally:
-        left = _clean_up(plan, base, lease, group)
+        with interrupt.shielded():
+            left = _clean_up(plan, base, lease, group)
     if left:
         result = attrs.evolve(result, detail=f"{result.detail}; cleanup: {left.describe()}")
     return result
+
+
+def _make_base(plan: LaunchPlan) -> str:
+    """The run's own directory (0700, the harness's) in the temporary directory."""
+    root = _temp_root(plan) or tempfile.gettempdir()
+    for _ in range(100):
+        path = os.path.join(root, f"evalspec-sandbox-{secrets.token_hex(6)}")
+        try:
+            os.mkdir(path, stat.S_IRWXU)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free name for a run's directory in {root}")
 
 
 def _reachable_by_others(path: str) -> bool:
@@ -402,27 +418,30 @@ def _launch(
     user: dict[str, object] = {}
     if plan.run_as is not None:
         user = {"user": plan.run_as[0], "group": plan.run_as[1], "extra_groups": []}
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(status_w,),
-            cwd=workdir,
-            env=env,
-            start_new_session=True,
-            **user,  # type: ignore[call-overload]
-        )
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
-        os.close(status_r)
+    # Shielded: a stop between starting the launcher and registering it
+    # would leave a run nobody knows of (register() kills it if one came).
+    with interrupt.shielded():
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(status_w,),
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
+                **user,  # type: ignore[call-overload]
+            )
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            os.close(status_r)
+            os.close(status_w)
+            return _error(plan, started, f"cannot start the sandbox: {exc}")
         os.close(status_w)
-        return _error(plan, started, f"cannot start the sandbox: {exc}")
-    os.close(status_w)
-    if group is not None:
-        # Before the nonce is written: the driver starts nothing until it reads it.
-        group.add(proc.pid)
-    interrupt.register(proc, lease.uid if lease is not None else None, group)
+        if group is not None:
+            # Before the nonce is written: the driver starts nothing until it reads it.
+            group.add(proc.pid)
+        interrupt.register(proc, lease.uid if lease is not None else None, group)
     try:
         return _follow(plan, limits, proc, status_r, nonce, started, group)
     except BaseException:
