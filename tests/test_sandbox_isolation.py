@@ -680,16 +680,18 @@ def test_a_daemon_dies_with_the_namespace(private_tmp: Path) -> None:
 # --- item 7: evalspec score stopped by a signal ---------------------------------
 
 
+STOP_SLEEPER = (
+    "import os, time\n"
+    "for _ in range(3):\n"
+    "    if os.fork() == 0:\n"
+    "        os.setsid()\n"
+    "        time.sleep(60)\n"
+    "time.sleep(60)\n"
+)
+
+
 def _stop_score(tmp_path: Path, private_tmp: Path, sig: signal.Signals) -> None:
-    sleeper = (
-        "import os, time\n"
-        "for _ in range(3):\n"
-        "    if os.fork() == 0:\n"
-        "        os.setsid()\n"
-        "        time.sleep(60)\n"
-        "time.sleep(60)\n"
-    )
-    tasks, preds = _write_tasks(tmp_path, {f"t{i}": sleeper for i in range(6)})
+    tasks, preds = _write_tasks(tmp_path, {f"t{i}": STOP_SLEEPER for i in range(6)})
     proc = subprocess.Popen(
         [*SCORE, str(tasks), str(preds), "--jobs", "3", "--output", str(tmp_path / "report")],
         stdout=subprocess.PIPE,
@@ -718,6 +720,29 @@ def test_score_stopped_by_a_signal_ends_every_run(
     sig: signal.Signals, tmp_path: Path, private_tmp: Path
 ) -> None:
     _stop_score(tmp_path, private_tmp, sig)
+
+
+@pytest.mark.slow
+def test_score_stopped_at_any_moment_leaves_nothing(tmp_path: Path, private_tmp: Path) -> None:
+    # SIGTERM at many moments: during the probe, while runs start, while they
+    # run. Before the command installed its handler (while Python imports),
+    # the default action ends it with no run started; afterwards it is 143.
+    tasks, preds = _write_tasks(tmp_path, {f"t{i}": STOP_SLEEPER for i in range(4)})
+    for step in range(16):
+        proc = subprocess.Popen(
+            [*SCORE, str(tasks), str(preds), "--jobs", "2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_score_env(private_tmp),
+        )
+        time.sleep(0.2 + 0.1 * step)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode in (143, -signal.SIGTERM), err
+        assert "Traceback" not in err
+        assert os.listdir(private_tmp) == []
+        assert _no_process_mentions(str(private_tmp))
 
 
 def test_a_stop_during_map_in_a_thread_returns(private_tmp: Path) -> None:
