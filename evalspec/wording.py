@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 def plural(noun: str) -> str:
     """The plural of one of the nouns evalspec counts ("entry" -> "entries")."""
     if len(noun) > 1 and noun.endswith("y") and noun[-2] not in "aeiou":

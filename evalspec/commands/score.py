@@ -19,6 +19,7 @@ from evalspec.passatk import PassAtKError, normalize_ks
 from evalspec.predictions import PredictionProblem, read_predictions
 from evalspec.registry import default_registry
 from evalspec.samples import check_ks
+from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
 from evalspec.score_report import FORMATS, build_report, format_report
 from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
@@ -279,29 +280,40 @@ def run(args: argparse.Namespace) -> int:
         notes.append(
             f"{predictions.for_invalid_tasks} predictions name invalid tasks and were not scored"
         )
-    # Opened before scoring, so a sandbox that cannot reach the asked tier
-    # stops the run before any task is scored.
-    with contextlib.ExitStack() as stack:
-        sandbox: Any = None
-        if code_tasks and args.executor == "ray":
-            from evalspec.executor import open_ray_sandbox, stdout_kept_for_reports
+    # SIGINT/SIGTERM end every sandboxed run at once and leave nothing behind
+    # (the probe's runs included).
+    guard = ending_runs_on_signals() if code_tasks else contextlib.nullcontext()
+    try:
+        # Opened before scoring, so a sandbox that cannot reach the asked tier
+        # stops the run before any task is scored.
+        with guard, contextlib.ExitStack() as stack:
+            sandbox: Any = None
+            if code_tasks and args.executor == "ray":
+                from evalspec.executor import open_ray_sandbox, stdout_kept_for_reports
 
-            stack.enter_context(stdout_kept_for_reports())
-            sandbox = open_ray_sandbox(
-                args.allow_code_exec, address=args.ray_address, minimum_tier=args.min_isolation
+                stack.enter_context(stdout_kept_for_reports())
+                sandbox = open_ray_sandbox(
+                    args.allow_code_exec, address=args.ray_address, minimum_tier=args.min_isolation
+                )
+                stack.callback(sandbox.close)
+            elif code_tasks:
+                sandbox = open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
+            scores = score_tasks(
+                validation.validated,
+                predictions.for_scoring(),
+                registry=registry,
+                allow_code_exec=args.allow_code_exec,
+                sandbox=sandbox,
+                jobs=args.jobs,
+                progress=_progress if sys.stderr.isatty() else None,
             )
-            stack.callback(sandbox.close)
-        elif code_tasks:
-            sandbox = open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
-        scores = score_tasks(
-            validation.validated,
-            predictions.for_scoring(),
-            registry=registry,
-            allow_code_exec=args.allow_code_exec,
-            sandbox=sandbox,
-            jobs=args.jobs,
-            progress=_progress if sys.stderr.isatty() else None,
+    except Interrupted as stop:
+        print(
+            f"\nevalspec: stopped by {stop.signal_name}: every sandboxed run was ended "
+            "and cleaned up; no report was written",
+            file=sys.stderr,
         )
+        return stop.exit_status
     stem = "stdin" if args.tasks == STDIN else os.path.splitext(os.path.basename(args.tasks))[0]
     dataset = args.dataset or stem
     report = build_report(

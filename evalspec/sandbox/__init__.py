@@ -20,29 +20,26 @@ On top of that, the tier in force (strongest first; :func:`probe_isolation`
 finds it by running a trivial program under each, once per process):
 
 ``namespace``
-    util-linux ``unshare`` puts the program in new pid, network, mount, IPC
-    and UTS namespaces, running as an unprivileged uid (``nobody`` when the
-    harness is root, else the harness's own, so then the caller's files stay
-    writable to it). The uid creates its own user
-    namespace where the kernel lets it; where only root may (AppArmor's
-    ``apparmor_restrict_unprivileged_userns``), root makes the namespaces
-    and ``setpriv`` drops to ``nobody`` inside. The network namespace has no
-    usable interface, so every connection fails, including to 127.0.0.1. The
-    driver is pid 1 of the pid namespace: when the program ends, or the
-    wall clock kills the group, everything it started dies with the
-    namespace, setsid() or not. RLIMIT_NPROC binds (the uid is not root).
+    util-linux ``unshare`` makes new mount, pid, network, IPC and UTS
+    namespaces (and a user namespace when the harness is not root), and
+    :mod:`evalspec.sandbox.jail` builds a private root there: read-only
+    binds of the system directories and the interpreter, one tmpfs of
+    ``Limits.disk_bytes`` for the working directory, /tmp and /dev/shm, a
+    fresh /proc and a minimal /dev, entered by ``chroot`` (which also makes
+    the kernel refuse nested user namespaces). No network (127.0.0.1
+    included), no host Unix socket, nothing written survives the run. As
+    root the program runs as a uid of its own (:mod:`evalspec.sandbox.uids`);
+    otherwise as uid 0 of its user namespace with no capabilities. The
+    driver is pid 1 of the pid namespace: everything the program started
+    dies with it, setsid() or not.
 ``uid-drop``
-    (harness running as root) the program runs as ``nobody`` (65534), so
-    RLIMIT_NPROC binds and files outside world-writable places are out of
-    reach. The network is reachable. The driver's supervisor is a child
-    subreaper: at the end of the run, and on the wall clock before the group
-    is killed, it kills every descendant, including ones that called
-    setsid(); the harness then also kills any process still holding the
-    run's pipes. What is shared with every other ``nobody`` process on the
-    machine: RLIMIT_NPROC's count (parallel runs share that budget), and
-    signals (the program may kill its own supervisor, after which a
-    descendant that escaped and closed its descriptors can survive, or call
-    ``kill(-1)`` and take down other runs, which then fail or time out).
+    (harness running as root) the program runs as a uid of its own, leased
+    for the run from a range no account uses, so RLIMIT_NPROC and signals
+    are the run's own (parallel runs cannot starve or kill each other) and
+    files outside world-writable places are out of reach. The network is
+    reachable. The supervisor is a child subreaper; after the run every
+    process of the uid is killed and what it left in /tmp, /var/tmp,
+    /dev/shm and System V IPC is removed.
 ``rlimits-only``
     the limits, supervisor and process-group handling above, nothing else.
     Run by a non-root user, RLIMIT_NPROC binds (budgeted on top of what that
@@ -59,9 +56,11 @@ the version, and every result names the interpreter and the version it saw.
 This is a resource governor and damage limiter for model output that is
 buggy, greedy or sloppy; it is not a security boundary against a determined
 attacker unless the namespace tier is in force, and even then it is not a
-container or VM: the program still reads what ``nobody`` may read, can write
-to world-writable directories such as /tmp (bounded by RLIMIT_FSIZE per file),
-and talks to the host kernel directly. The tier is reported on every result.
+container or VM: the program still reads what its uid may read, can write
+to world-writable directories below the namespace tier (bounded by
+RLIMIT_FSIZE per file, removed afterwards), and talks to the host kernel
+directly. The tier is reported on every result; docs/sandbox.md is the
+threat model, with the test that shows each claim.
 The per-run nonce that makes a pass lives in the driver's memory, so it stops
 ``os._exit(0)``/``sys.exit(0)``/printing a fake marker, not a program that
 deliberately digs through its own interpreter.

@@ -26,10 +26,17 @@ class Limits:
     ``cpu_seconds`` is RLIMIT_CPU (SIGXCPU at the limit, SIGKILL one second
     later), ``wall_seconds`` the harness's clock after which the whole process
     group (and namespace) is killed, ``memory_bytes`` RLIMIT_AS (address space,
-    so thread stacks and arenas count), ``file_size_bytes`` RLIMIT_FSIZE,
+    so thread stacks and arenas count; where the harness can make a cgroup
+    per run, ``memory_bytes + disk_bytes`` also bounds the whole run's
+    resident memory), ``file_size_bytes`` RLIMIT_FSIZE,
     ``open_files`` RLIMIT_NOFILE, ``processes`` RLIMIT_NPROC on top of what the
-    sandbox uid already runs (it binds only for a non-root uid), and
-    ``output_bytes`` the bytes kept of each of stdout and stderr.
+    sandbox uid already runs (it binds only for a non-root uid; when the
+    harness is root each run has a uid of its own, so it is the run's own
+    budget, and a pids cgroup where one can be made), ``output_bytes`` the
+    bytes kept of each of stdout and stderr,
+    and ``disk_bytes`` the size of the one tmpfs that holds everything the
+    program can write in the namespace tier (its working directory, /tmp and
+    /dev/shm together; below that tier only RLIMIT_FSIZE bounds a file).
     """
 
     cpu_seconds: int = attrs.field(default=5, validator=_positive_int)
@@ -39,3 +46,4 @@ class Limits:
     open_files: int = attrs.field(default=64, validator=_positive_int)
     processes: int = attrs.field(default=64, validator=_positive_int)
     output_bytes: int = attrs.field(default=64 * 1024, validator=_positive_int)
+    disk_bytes: int = attrs.field(default=128 * MiB, validator=_positive_int)

@@ -9,10 +9,11 @@ limits applied inside that interpreter before the untrusted code runs.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import secrets
 import selectors
-import shutil
 import signal
 import stat
 import subprocess
@@ -23,10 +24,20 @@ from pathlib import Path
 
 import attrs
 
+import evalspec.sandbox.cgroups as cgroups
+import evalspec.sandbox.interrupt as interrupt
+import evalspec.sandbox.uids as uids
 from evalspec.sandbox.limits import Limits
+from evalspec.sandbox.removal import Leftovers, remove_tree
 from evalspec.sandbox.results import RunResult, Status
 
-_DRIVER_SOURCE = (Path(__file__).parent / "driver.py").read_bytes()
+
+@functools.cache
+def _script(name: str) -> bytes:
+    """The text of a script the sandbox runs (``driver.py``, ``jail.py``), read once."""
+    return (Path(__file__).parent / name).read_bytes()
+
+
 _SETUP_FAILED = 125
 _STATUS_CAP = 64 * 1024
 _KILL_GRACE_SECONDS = 5.0
@@ -53,6 +64,12 @@ class LaunchPlan:
     program's temporary directory, ``shared_uid`` whether RLIMIT_NPROC counts
     tasks the driver cannot see (so the harness counts them), and
     ``python_version`` the version the probe saw the interpreter report.
+    ``per_run_uid`` leases each run a uid of its own (root only; see
+    :mod:`evalspec.sandbox.uids`), which then is both ``run_as`` and
+    ``owner``; ``jail`` starts the driver through :mod:`evalspec.sandbox.jail`
+    (a private root inside the namespaces), with ``userns`` when that runs in
+    a user namespace of its own (harness not root); ``binds`` are the host
+    paths the jail shows read-only.
     """
 
     tier: str
@@ -63,6 +80,10 @@ class LaunchPlan:
     owner: tuple[int, int] | None = None
     shared_uid: bool = False
     python_version: str = ""
+    per_run_uid: bool = False
+    jail: bool = False
+    userns: bool = False
+    binds: tuple[str, ...] = ()
 
 
 @attrs.define
@@ -126,12 +147,19 @@ def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     ``base`` stays the harness's (mode 0711: enterable, not listable) and holds
     the driver, so a program running as the same sandbox uid in a parallel run
     can neither find this run's directory in a listing nor swap its files.
+    With a jail, ``base`` also holds the jail script and the (empty) mount
+    point of the private root.
     """
     os.chmod(base, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)
-    driver = os.path.join(base, "driver.py")
-    with open(driver, "wb") as fh:
-        fh.write(_DRIVER_SOURCE)
-    os.chmod(driver, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
+    scripts = ["driver.py"]
+    if plan.jail:
+        scripts.append("jail.py")
+        os.mkdir(os.path.join(base, "root"), stat.S_IRWXU)
+    for name in scripts:
+        path = os.path.join(base, name)
+        with open(path, "wb") as fh:
+            fh.write(_script(name))
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
     workdir = tempfile.mkdtemp(dir=base)
     os.chmod(workdir, stat.S_IRWXU)
     program = os.path.join(workdir, "program.py")
@@ -145,19 +173,9 @@ def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     return workdir
 
 
-def _remove_workdir(path: str) -> None:
-    def retry(func: object, failed: str, _exc: object) -> None:
-        # A program may chmod its own files to 000; we own the tree, so undo it.
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed) or failed, stat.S_IRWXU)
-            os.chmod(failed, stat.S_IRWXU)
-        with contextlib.suppress(FileNotFoundError):
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                shutil.rmtree(failed)
-            else:
-                os.unlink(failed)
-
-    shutil.rmtree(path, onerror=retry)
+def _remove_workdir(path: str) -> Leftovers:
+    """Remove the run's directory whatever the program left in it (never raises)."""
+    return remove_tree(path)
 
 
 def tasks_of(uid: int) -> int:
@@ -200,6 +218,7 @@ def _sweep(inodes: set[str]) -> None:
     In the namespace tier the kernel already killed everything with the
     namespace; below it, a program whose supervisor was killed on timeout can
     leave a setsid()'d grandchild behind, which still holds inherited pipes.
+    (With a uid of its own per run, every process of that uid is killed too.)
     """
     for _ in range(50):
         holders = _pipe_holders(inodes)
@@ -219,30 +238,172 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
-    """Run ``source`` as one program under ``plan`` and ``limits``."""
+    """Run ``source`` as one program under ``plan`` and ``limits``.
+
+    Never raises for anything the program did; what it left behind is removed
+    (and what could not be is named in the result's detail).
+    """
     started = time.monotonic()
-    nonce = secrets.token_hex(16)
+    if interrupt.stopping():
+        return _error(plan, started, "not started: the harness is stopping (SIGINT/SIGTERM)")
+    lease: uids.Lease | None = None
+    base: str | None = None
+    group: cgroups.RunGroup | None = None
     try:
-        base = tempfile.mkdtemp(prefix="evalspec-sandbox-")
-    except OSError as exc:
-        return _error(plan, started, f"cannot make a temporary directory: {exc}")
-    try:
+        # Each resource is recorded for cleanup before a stop may interrupt.
+        with interrupt.shielded():
+            if plan.per_run_uid:
+                try:
+                    lease = uids.lease()
+                except (uids.UidLeaseError, OSError) as exc:
+                    return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
+                ids = (lease.uid, lease.gid)
+                plan = attrs.evolve(plan, owner=ids, run_as=None if plan.jail else ids)
+            group = cgroups.make(limits.processes, limits.memory_bytes + limits.disk_bytes)
+            try:
+                base = _make_base(plan)
+            except OSError as exc:
+                return _error(plan, started, f"cannot make a temporary directory: {exc}")
+        nonce = secrets.token_hex(16)
         try:
             workdir = _make_workdir(plan, base, source)
         except OSError as exc:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
-        return _launch(plan, limits, base, workdir, nonce, started)
+        result = _launch(plan, limits, base, workdir, nonce, started, lease, group)
     finally:
-        _remove_workdir(base)
+        with interrupt.shielded():
+            left = _clean_up(plan, base, lease, group)
+    if left:
+        result = attrs.evolve(result, detail=f"{result.detail}; cleanup: {left.describe()}")
+    return result
+
+
+def _make_base(plan: LaunchPlan) -> str:
+    """The run's own directory (0700, the harness's) in the temporary directory."""
+    root = _temp_root(plan) or tempfile.gettempdir()
+    for _ in range(100):
+        path = os.path.join(root, f"evalspec-sandbox-{secrets.token_hex(6)}")
+        try:
+            os.mkdir(path, stat.S_IRWXU)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free name for a run's directory in {root}")
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Whether a uid that is neither owner nor group can walk down to ``path``."""
+    path = os.path.realpath(path)
+    while True:
+        try:
+            if not os.stat(path).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def _temp_root(plan: LaunchPlan) -> str | None:
+    """Where the run's directory goes: the temporary directory, if the run's uid can reach it.
+
+    A dropped uid runs in the host's tree (no jail), so a private temporary
+    directory (a 0700 ``$TMPDIR``) would make every run fail to start; /tmp
+    is used then.
+    """
+    here = tempfile.gettempdir()
+    if plan.run_as is None or plan.jail or _reachable_by_others(here):
+        return None
+    return "/tmp" if _reachable_by_others("/tmp") else None
+
+
+def _clean_up(
+    plan: LaunchPlan,
+    base: str | None,
+    lease: uids.Lease | None,
+    group: cgroups.RunGroup | None,
+) -> Leftovers:
+    """After the run: no process of it or its uid, none of its files, its uid free again.
+
+    Never raises: a step that fails is named in what is returned, and the
+    steps after it still run.
+    """
+    found: list[Leftovers] = []
+
+    def step(action: Callable[[], Leftovers | object], what: str) -> None:
+        try:
+            outcome = action()
+        except (OSError, ValueError) as exc:
+            found.append(Leftovers(1, f"{what} failed ({exc})"))
+            return
+        if isinstance(outcome, Leftovers) and outcome:
+            found.append(outcome)
+
+    if group is not None:
+        step(group.remove, "removing the run's cgroups")  # every process of the run
+    if lease is not None:
+        # First: nothing of the uid may change the tree while it is removed.
+        step(lambda: uids.kill_uid(lease.uid), "killing the run's uid")
+        if not plan.jail:  # in the jail it could write only its own tmpfs
+            step(lambda: uids.remove_owned_files(lease.uid), "removing the uid's files")
+    if base is not None:
+        step(lambda: _remove_workdir(base), "removing the run's directory")
+    if lease is not None:
+        step(lease.release, "releasing the run's uid")
+    if not found:
+        return Leftovers()
+    return Leftovers(sum(f.count for f in found), found[0].example)
+
+
+def _jail_argv(
+    plan: LaunchPlan,
+    limits: Limits,
+    paths: tuple[str, str],
+    status_fd: int,
+    group: cgroups.RunGroup | None,
+) -> list[str]:
+    """``PYTHON -I -B JAIL SPEC``: what goes between the unshare prefix and the driver.
+
+    ``paths`` are the run's base and working directories; ``group`` the
+    cgroups the jail enters (it may have been forked before the harness
+    moved the launcher into them).
+    """
+    base, workdir = paths
+    uid, gid = plan.owner if plan.owner is not None and not plan.userns else (0, 0)
+    spec = {
+        "root": os.path.join(base, "root"),
+        "base": base,
+        "workdir": workdir,
+        "binds": list(plan.binds),
+        "disk": limits.disk_bytes,
+        "uid": uid,
+        "gid": gid,
+        "userns": plan.userns,
+        "status_fd": status_fd,
+        "cgroups": group.procs_files() if group is not None else [],
+    }
+    return [plan.python, "-I", "-B", os.path.join(base, "jail.py"), json.dumps(spec)]
 
 
 def _launch(
-    plan: LaunchPlan, limits: Limits, base: str, workdir: str, nonce: str, started: float
+    plan: LaunchPlan,
+    limits: Limits,
+    base: str,
+    workdir: str,
+    nonce: str,
+    started: float,
+    lease: uids.Lease | None = None,
+    group: cgroups.RunGroup | None = None,
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
+    paths = (base, workdir)
+    jail = _jail_argv(plan, limits, paths, status_w, group) if plan.jail else []
     argv = [
         *plan.prefix,
+        *jail,
         plan.python,
         "-I",
         "-B",
@@ -259,23 +420,54 @@ def _launch(
     user: dict[str, object] = {}
     if plan.run_as is not None:
         user = {"user": plan.run_as[0], "group": plan.run_as[1], "extra_groups": []}
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(status_w,),
-            cwd=workdir,
-            env=env,
-            start_new_session=True,
-            **user,  # type: ignore[call-overload]
-        )
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
-        os.close(status_r)
+    # Shielded: a stop between starting the launcher and registering it
+    # would leave a run nobody knows of (register() kills it if one came).
+    with interrupt.shielded():
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(status_w,),
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
+                **user,  # type: ignore[call-overload]
+            )
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            os.close(status_r)
+            os.close(status_w)
+            return _error(plan, started, f"cannot start the sandbox: {exc}")
         os.close(status_w)
-        return _error(plan, started, f"cannot start the sandbox: {exc}")
-    os.close(status_w)
+        if group is not None:
+            # Before the nonce is written: the driver starts nothing until it reads it.
+            group.add(proc.pid)
+        interrupt.register(proc, lease.uid if lease is not None else None, group)
+    try:
+        return _follow(plan, limits, proc, status_r, nonce, started, group)
+    except BaseException:
+        _kill_group(proc)  # an exception (Interrupted included) must not leave it running
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        raise
+    finally:
+        interrupt.unregister(proc)
+        os.close(status_r)
+
+
+def _follow(
+    plan: LaunchPlan,
+    limits: Limits,
+    proc: subprocess.Popen[bytes],
+    status_r: int,
+    nonce: str,
+    started: float,
+    group: cgroups.RunGroup | None = None,
+) -> RunResult:
+    """Feed the nonce, read every stream until the run ends, and say what happened."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     inodes = {f"pipe:[{os.fstat(f).st_ino}]" for f in (proc.stdout.fileno(), proc.stderr.fileno())}
     inodes.add(f"pipe:[{os.fstat(status_r).st_ino}]")
@@ -293,13 +485,18 @@ def _launch(
         status_r: status.feed,
     }
     timed_out = _pump(proc, sinks, started + limits.wall_seconds, stop_first=plan.mode != "ns")
-    os.close(status_r)
     proc.stdout.close()
     proc.stderr.close()
     if plan.mode != "ns":
         _sweep(inodes)
     duration = time.monotonic() - started
     verdict, detail = _classify(proc.returncode, status, timed_out, limits)
+    if verdict == "killed" and group is not None and group.out_of_memory():
+        budget = limits.memory_bytes + limits.disk_bytes
+        verdict = "oom"
+        detail = f"the run's {budget} bytes of memory (its tmpfs included) ran out"
+    if interrupt.stopping():
+        verdict, detail = "sandbox_error", "ended early: the harness is stopping (SIGINT/SIGTERM)"
     return RunResult(
         status=verdict,
         returncode=status.exit_code if status.exit_code is not None else proc.returncode,
@@ -358,6 +555,11 @@ def _pump(
             sel.register(fd, selectors.EVENT_READ)
         while proc.poll() is None:
             left = deadline - time.monotonic()
+            if interrupt.stopping():
+                _kill_group(proc)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=_KILL_GRACE_SECONDS)
+                break
             if left <= 0:
                 timed_out = True
                 _stop(proc, stop_first, sel, feeders)

@@ -61,8 +61,9 @@ class Sandbox:
         if plan.tier == "rlimits-only" and os.geteuid() == 0:
             warnings.warn(
                 "the code_exec sandbox runs as root at isolation tier 'rlimits-only': "
-                "RLIMIT_NPROC binds nothing for root (a fork bomb is stopped only by the "
-                "wall clock), the program can write anywhere root can and reach the network",
+                "RLIMIT_NPROC binds nothing for root (a fork bomb is bounded only by the "
+                "run's pids cgroup where one can be made, else by the wall clock), the "
+                "program can write anywhere root can, mount, and reach the network",
                 WeakIsolationWarning,
                 stacklevel=2,
             )

@@ -18,15 +18,12 @@ import attrs
 from evalspec.sandbox.errors import SandboxUnavailable, UnknownTierError
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.process import LaunchPlan, execute
+from evalspec.sandbox.uids import UID_RANGE
 
 #: Strongest first.
 TIERS: tuple[str, ...] = ("namespace", "uid-drop", "rlimits-only")
 
-#: The unprivileged identity programs run as when the harness is root.
-SANDBOX_UID = 65534
-SANDBOX_GID = 65534
-
-_NAMESPACES = ("--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts")
+_NAMESPACES = ("--net", "--pid", "--fork", "--kill-child", "--ipc", "--uts")
 _PROBE_LIMITS = Limits(cpu_seconds=5, wall_seconds=20.0)
 
 
@@ -81,33 +78,50 @@ def _interpreters(python: str | None) -> list[str]:
     return found
 
 
-def _plans(tier: str, python: str, unshare: str | None, setpriv: str | None) -> list[LaunchPlan]:
+def jail_binds(python: str) -> tuple[str, ...]:
+    """Host paths the namespace tier's private root shows (read-only) for ``python``.
+
+    The system directories an interpreter and its shared libraries live in,
+    plus the prefix of every hop of the interpreter's symlink chain (a venv's
+    directory with its ``pyvenv.cfg``, the real installation behind it).
+    """
+    binds = ["/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
+    path = os.path.abspath(python)
+    for _ in range(40):  # symlink hops; a loop ends here and fails in the probe
+        prefix = os.path.dirname(os.path.dirname(path))
+        if prefix not in ("", "/"):
+            binds.append(prefix)
+        if not os.path.islink(path):
+            break
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+    kept: list[str] = []
+    for candidate in sorted(set(binds), key=len):
+        # A path inside one already shown needs no mount of its own.
+        if not any(candidate == k or candidate.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(candidate)
+    return tuple(kept)
+
+
+def _plans(tier: str, python: str, unshare: str | None) -> list[LaunchPlan]:
     root = os.geteuid() == 0
-    drop = (SANDBOX_UID, SANDBOX_GID)
     if tier == "namespace":
         if unshare is None:
             return []
-        user_ns = (unshare, "--user", "--map-current-user", *_NAMESPACES, "--")
-        if not root:
-            return [LaunchPlan(tier, python, user_ns, "ns")]
-        plans = [LaunchPlan(tier, python, user_ns, "ns", run_as=drop, owner=drop)]
-        if setpriv is not None:
-            # Where unprivileged user namespaces are forbidden, root can still
-            # make the other namespaces itself and drop to the sandbox uid inside.
-            drop_inside = (
-                setpriv,
-                f"--reuid={SANDBOX_UID}",
-                f"--regid={SANDBOX_GID}",
-                "--clear-groups",
-                "--",
-            )
-            prefix = (unshare, *_NAMESPACES, "--", *drop_inside)
-            plans.append(LaunchPlan(tier, python, prefix, "ns", owner=drop, shared_uid=True))
-        return plans
+        # --mount: the jail's private root lives in a mount namespace of its
+        # own (private propagation, so nothing it mounts reaches the host).
+        namespaces = (unshare, "--mount", *_NAMESPACES, "--")
+        binds = jail_binds(python)
+        if root:
+            # Root makes the namespaces itself; the jail drops to the run's uid.
+            return [
+                LaunchPlan(tier, python, namespaces, "ns", per_run_uid=True, jail=True, binds=binds)
+            ]
+        user_ns = (unshare, "--user", "--map-root-user", "--mount", *_NAMESPACES, "--")
+        return [LaunchPlan(tier, python, user_ns, "ns", jail=True, userns=True, binds=binds)]
     if tier == "uid-drop":
         if not root:
             return []
-        return [LaunchPlan(tier, python, run_as=drop, owner=drop, shared_uid=True)]
+        return [LaunchPlan(tier, python, per_run_uid=True)]
     return [LaunchPlan(tier, python)]
 
 
@@ -127,7 +141,10 @@ def _probe_program(tier: str) -> str:
             "    raise AssertionError('network reachable')",
         ]
     if tier != "rlimits-only" and os.geteuid() == 0:
-        lines.append(f"assert os.getuid() == {SANDBOX_UID}, os.getuid()")
+        lines.append(f"assert {UID_RANGE.start} <= os.getuid() < {UID_RANGE.stop}, os.getuid()")
+    if tier == "namespace":
+        # The private root is in place: the host's /run (its sockets) is not there.
+        lines.append("assert not os.path.exists('/run'), os.listdir('/')")
     lines.append("print(sys.version.split()[0], sys.prefix)")
     return "\n".join(lines) + "\n"
 
@@ -142,10 +159,9 @@ def probe_tier(
     """
     tier_rank(tier)
     unshare_path = unshare if unshare is not None else shutil.which("unshare")
-    setpriv = shutil.which("setpriv")
     reasons: list[str] = []
     for interpreter in _interpreters(python):
-        for plan in _plans(tier, interpreter, unshare_path, setpriv):
+        for plan in _plans(tier, interpreter, unshare_path):
             result = execute(plan, _probe_program(tier), _PROBE_LIMITS)
             if result.passed:
                 version = " ".join(result.stdout.split()[:2])
