@@ -1,26 +1,42 @@
-"""The in-sandbox driver, run as ``python -I -B DRIVER.py ARGS`` (the run's nonce on stdin).
+"""The in-sandbox driver, run as ``python -I -B DRIVER.py ARGS`` (its job on stdin).
 
 It must stay self-contained (stdlib only, no evalspec import) because it runs
 in an interpreter that may not see evalspec at all (a dropped uid may not be
-able to read the harness's site-packages). It is never imported by the harness
-for its behaviour, only read as text by :mod:`evalspec.sandbox.process`.
+able to read the harness's site-packages). The harness reads it as text (see
+:mod:`evalspec.sandbox.process`); its tests import it for the value codec.
 
-Layout of one run::
+The verdict is decided outside the program's process. Layout of one run::
 
-    supervisor (this script, trusted; pid 1 of the pid namespace in "ns" mode)
-      reads the run's nonce from stdin, forks:
-      └── program process: applies rlimits and no_new_privs, announces "R",
-          runs program.py (the extracted code + one test program), and only
-          when it ran to its end writes "P <nonce>" on the status fd.
-      after the program exits, the supervisor kills and reaps every remaining
-      descendant, writes "W <exit code> <cpu seconds>" and exits.
+    supervisor (trusted; pid 1 of the pid namespace in "ns" mode, else a
+    child subreaper). Forks, in this order:
+    ├── program process (untrusted): forked BEFORE the job is read from
+    │   stdin, so its memory never holds the nonce or the tests. Keeps only
+    │   stdout, stderr and its two RPC pipes (no status descriptor), applies
+    │   rlimits, no_new_privs and drops every capability, says "ready", waits
+    │   for "go", runs the extracted code, exports its top-level names and
+    │   then serves calls from the test process.
+    └── test process (trusted): forked after the job is read, so it holds the
+        nonce and the tests; it never runs a line of the program. It runs the
+        test statements with its own pristine builtins and standard library;
+        the program's names are proxies whose calls cross the RPC pipes as
+        plain data (JSON of built-in types, exact types rebuilt here), so
+        every comparison and truth test happens here with built-in
+        semantics. It alone writes the status descriptor.
+    When the test process ends, the supervisor kills the program and every
+    remaining descendant, writes "W ..." and exits.
 
 argv: STATUS_FD MODE CPU AS FSIZE NOFILE NPROC NPROC_BASE, MODE in {"ns", "plain"};
 NPROC_BASE is the harness's count of the uid's tasks where /proc here cannot
 see them all (a pid namespace without its own user namespace).
-Status lines are ASCII on STATUS_FD; anything else there is ignored by the
-harness. Exit status 125 with an "S <why>" line means the sandbox could not
-set itself up (never a test failure).
+stdin: one JSON object {"nonce": str, "test": str, "trust_custom_types": bool}.
+
+Status lines (ASCII, STATUS_FD, written by the test process and the
+supervisor only): "R" both processes set up; "S <why>" setup failed (exit
+125, never a test failure); "M" the tests failed on a MemoryError; "F <why>"
+why the tests failed; "P <nonce>" every test statement ran and held;
+"G" the program ended before the tests did;
+"W <test code> <program code> <test cpu> <program cpu>" (a code of -9 for
+the program also when it was killed at the end of the tests).
 """
 
 from __future__ import annotations
@@ -31,10 +47,26 @@ import signal
 import sys
 
 PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 SETUP_FAILED = 125
 PROGRAM = "program.py"
+TEST_FILE = "test.py"
+#: Largest message the test process accepts from the program (bytes).
+MAX_MESSAGE = 64 * 1024 * 1024
+#: Largest printed output of one call carried back to the test process.
+MAX_CALL_OUTPUT = 1024 * 1024
+#: Most top-level names a program may export.
+MAX_EXPORTS = 10_000
+#: Modules the test process imports before the program starts, so that even
+#: a program able to rewrite the standard library's files on disk (root at
+#: rlimits-only) cannot change what the usual test statements use.
+PRELOAD = (
+    "ast", "collections", "copy", "dataclasses", "datetime", "decimal", "fractions",
+    "functools", "heapq", "io", "itertools", "json", "linecache", "math", "operator",
+    "random", "re", "statistics", "string", "traceback", "typing", "unittest",
+)  # fmt: skip
 
 
 def _emit(fd: int, line: str) -> None:
@@ -43,13 +75,38 @@ def _emit(fd: int, line: str) -> None:
         os.write(fd, line.encode("ascii", "replace") + b"\n")
 
 
+def _libc() -> object:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def _prctl(option: int, value: int) -> None:
     import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, value, 0, 0, 0) != 0:
+    libc = _libc()
+    if libc.prctl(option, value, 0, 0, 0) != 0:  # type: ignore[attr-defined]
         err = ctypes.get_errno()
         raise OSError(err, f"prctl({option}): {os.strerror(err)}")
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding, permitted, effective and inheritable sets.
+
+    Root without capabilities (rlimits-only as root) can still signal its own
+    uid, but can no longer ptrace, read the memory of, or open the
+    descriptors of the non-dumpable supervisor and test process.
+    """
+    import ctypes
+
+    libc = _libc()
+    for cap in range(64):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # type: ignore[attr-defined]
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capset(header, data) != 0:  # type: ignore[attr-defined]
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
 
 
 def _tasks_of(uid: int) -> int:
@@ -93,42 +150,935 @@ def _set_limits(cpu: int, address: int, fsize: int, nofile: int, nproc: int, bas
         resource.setrlimit(which, (soft, new_hard))
 
 
-def _run_program(fd: int, nonce: str, limits: list[int]) -> None:
-    """Body of the forked program process; ends the process, never returns."""
+def _keep_only(fds: tuple[int, ...]) -> None:
+    """Close every descriptor except stdout, stderr and ``fds``; stdin reads /dev/null."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    keep = sorted({0, 1, 2, *fds})
+    for low, high in zip(keep, [*keep[1:], 1 << 20]):
+        os.closerange(low + 1, high)
+
+
+def _no_int_digit_limit() -> None:
+    # Big integers cross as JSON numbers; the 4300-digit guard would reject them.
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
+
+
+# --- framing: 4-byte length, then JSON (ASCII) ----------------------------------
+
+
+class Gone(Exception):
+    """The other end of the RPC pipes is gone (exited, killed, or closed them)."""
+
+
+class ProtocolError(Exception):
+    """A message that is not what the protocol allows."""
+
+
+def _send(fd: int, message: object) -> None:
+    import json
+
+    data = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    data = len(data).to_bytes(4, "big") + data
+    view = memoryview(data)
     try:
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as exc:
+        raise Gone(f"cannot write to the other process: {exc}") from None
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    chunks = []
+    while size:
+        try:
+            chunk = os.read(fd, min(size, 1 << 20))
+        except InterruptedError:
+            continue
+        except OSError as exc:
+            raise Gone(str(exc)) from None
+        if not chunk:
+            raise Gone("the other process closed the channel")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _receive(fd: int) -> list[object]:
+    import json
+
+    size = int.from_bytes(_read_exact(fd, 4), "big")
+    if size > MAX_MESSAGE:
+        raise ProtocolError(f"a message of {size} bytes (the cap is {MAX_MESSAGE})")
+    try:
+        message = json.loads(_read_exact(fd, size))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"an unreadable message: {type(exc).__name__}") from None
+    if type(message) is not list or not message or type(message[0]) is not str:
+        raise ProtocolError("a message that is not a tagged list")
+    return message
+
+
+# --- values --------------------------------------------------------------------
+#
+# Scalars (None, bool, int, float, str) are JSON scalars; everything else is a
+# JSON list whose first item is a tag. The DECODER is what the test process
+# trusts: it builds only exact built-in types (and a few standard-library
+# value types from its own pristine modules), whatever the sender claims.
+
+#: Dunders that decide comparisons, truth tests, hashing, containment,
+#: iteration, conversions and arithmetic: a value of a program-defined subclass
+#: of a built-in type that overrides one of them is not plain data.
+SEMANTIC_DUNDERS = frozenset(
+    """__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__ __bool__ __len__
+    __contains__ __iter__ __next__ __reversed__ __getitem__ __index__ __int__
+    __float__ __complex__ __abs__ __neg__ __pos__ __invert__ __round__ __trunc__
+    __floor__ __ceil__ __getattribute__ __getattr__ __instancecheck__
+    __subclasscheck__ __class__ __str__ __format__ __bytes__ __length_hint__
+    __missing__ __keys__ keys items values __add__ __radd__ __sub__ __rsub__
+    __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__
+    __mod__ __rmod__ __divmod__ __rdivmod__ __pow__ __rpow__ __and__ __rand__
+    __or__ __ror__ __xor__ __rxor__ __lshift__ __rlshift__ __rshift__
+    __rrshift__ __matmul__ __rmatmul__""".split()
+)
+
+#: Built-in bases whose override-free subclasses cross as the base type.
+_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset)
+_HEAPTYPE = 1 << 9
+
+
+class Handles:
+    """Objects one side refers the other to by number (never by value)."""
+
+    def __init__(self) -> None:
+        self.objects: dict[int, object] = {}
+        self._ids: dict[int, int] = {}
+
+    def add(self, obj: object) -> int:
+        key = id(obj)
+        if key in self._ids and self.objects.get(self._ids[key]) is obj:
+            return self._ids[key]
+        number = len(self.objects) + 1
+        self.objects[number] = obj
+        self._ids[key] = number
+        return number
+
+    def get(self, number: object) -> object:
+        if type(number) is not int or number not in self.objects:
+            raise ProtocolError(f"an unknown reference {number!r}")
+        return self.objects[number]
+
+
+def overrides(cls: type, base: type) -> list[str]:
+    """Semantic dunders a Python-defined class between ``cls`` and ``base`` overrides."""
+    found: list[str] = []
+    for klass in cls.__mro__:
+        if klass is base:
+            break
+        if not klass.__flags__ & _HEAPTYPE:
+            continue  # a C type from an installed extension (numpy.float64...)
+        found.extend(sorted(n for n in vars(klass) if n in SEMANTIC_DUNDERS and n not in found))
+    return found
+
+
+def describe(obj: object) -> str:
+    cls = type(obj)
+    if isinstance(obj, type):
+        return f"class {getattr(obj, '__qualname__', '?')}"
+    if callable(obj) and cls.__flags__ & _HEAPTYPE == 0:
+        return f"{cls.__name__} {getattr(obj, '__qualname__', '?')}"
+    return f"a {cls.__qualname__} instance"
+
+
+def _stdlib_value(value: object) -> list[object] | None:
+    """A standard-library value type, as the name and state the receiver rebuilds."""
+    cls = type(value)
+    module = sys.modules.get(getattr(cls, "__module__", ""))
+    if module is None or getattr(module, cls.__name__, None) is not cls:
+        return None
+    name = f"{cls.__module__}.{cls.__name__}"
+    v: object = value
+    if name == "fractions.Fraction":
+        return ["X", name, [v.numerator, v.denominator]]  # type: ignore[attr-defined]
+    if name == "decimal.Decimal":
+        return ["X", name, str(v)]
+    if name in ("collections.OrderedDict", "collections.Counter"):
+        return ["X", name, None]  # items filled in by the caller
+    if name == "collections.defaultdict":
+        return ["X", name, None]
+    if name == "collections.deque":
+        return ["X", name, None]
+    if name in ("datetime.date", "datetime.datetime", "datetime.time"):
+        return ["X", name, v.isoformat()]  # type: ignore[attr-defined]
+    if name == "datetime.timedelta":
+        return ["X", name, [v.days, v.seconds, v.microseconds]]  # type: ignore[attr-defined]
+    return None
+
+
+class Encoder:
+    """Turns values into the wire form; what is not plain data becomes a reference."""
+
+    def __init__(self, handles: Handles, refer: str) -> None:
+        self.handles = handles
+        self.refer = refer  # "H" (program object) or "K" (test-side callable)
+
+    def __call__(self, value: object, depth: int = 0) -> object:
+        if depth > 200:
+            raise ValueError("a value nested more than 200 deep")
+        cls = type(value)
+        if value is None or cls is bool or cls is int or cls is str:
+            return value
+        if cls is float:
+            return value if value == value and value not in (_INF, -_INF) else ["f", repr(value)]
+        if cls in (list, tuple, set, frozenset):
+            tag = {list: "L", tuple: "T", set: "S", frozenset: "F"}[cls]
+            return [tag, [self(item, depth + 1) for item in value]]  # type: ignore[attr-defined]
+        if cls is dict:
+            return ["D", [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]]  # type: ignore[attr-defined]
+        if cls is bytes or cls is bytearray:
+            return ["B" if cls is bytes else "A", value.hex()]  # type: ignore[attr-defined]
+        if cls is complex:
+            return ["C", self(value.real), self(value.imag)]  # type: ignore[attr-defined]
+        if cls is range:
+            return ["R", value.start, value.stop, value.step]  # type: ignore[attr-defined]
+        if isinstance(value, type(sys)):
+            return ["M", value.__name__]
+        stdlib = _stdlib_value(value)
+        if stdlib is not None:
+            return self._stdlib(stdlib, value, depth)
+        if getattr(cls, "__module__", "") == "numpy" and getattr(value, "ndim", None) == 0:
+            with contextlib.suppress(Exception):
+                return self(value.item(), depth + 1)  # type: ignore[attr-defined]
+        for base in _BASES:
+            if isinstance(value, base):
+                if not overrides(cls, base):
+                    return self(_as_base(value, base), depth + 1)
+                break
+        return self.reference(value)
+
+    def _stdlib(self, found: list[object], value: object, depth: int) -> object:
+        name = found[1]
+        if name in ("collections.OrderedDict", "collections.Counter"):
+            found[2] = [
+                [self(k, depth + 1), self(v, depth + 1)]
+                for k, v in dict.items(value)  # type: ignore[arg-type]
+            ]
+        elif name == "collections.defaultdict":
+            factory = value.default_factory  # type: ignore[attr-defined]
+            known = factory if factory in (list, int, set, dict, str, float, tuple) else None
+            pairs = [[self(k, depth + 1), self(v, depth + 1)] for k, v in dict.items(value)]  # type: ignore[arg-type]
+            found[2] = [known.__name__ if known else None, pairs]
+        elif name == "collections.deque":
+            found[2] = [[self(v, depth + 1) for v in value], value.maxlen]  # type: ignore[attr-defined]
+        return found
+
+    def reference(self, value: object) -> object:
+        cls = type(value)
+        # The other side's own objects go home by number.
+        if self.refer == "K" and isinstance(value, Remote):
+            return ["H", object.__getattribute__(value, "_number")]
+        if self.refer == "H" and isinstance(value, Callback):
+            return ["K", value._number]
+        base = next((b for b in _BASES if isinstance(value, b)), None)
+        desc = describe(value)
+        if base is not None:
+            desc += f" (a subclass of {base.__name__} overriding {', '.join(overrides(cls, base))})"
+        if self.refer == "K":
+            return ["K", self.handles.add(value), desc]
+        is_iter = not cls.__flags__ & _HEAPTYPE and hasattr(cls, "__next__")
+        is_view = cls.__module__ == "builtins" and cls.__name__.startswith("dict_")
+        if is_iter or is_view:
+            value = iter(value)  # type: ignore[call-overload]
+            kind = "iterator"
+        elif callable(value) and not isinstance(value, type) and not cls.__flags__ & _HEAPTYPE:
+            kind = "function"  # functions, builtins, methods: nothing to override
+        else:
+            kind = "object"
+        return ["H", self.handles.add(value), kind, desc]
+
+
+_INF = float("inf")
+
+
+def _as_base(value: object, base: type) -> object:
+    """The built-in value inside an override-free subclass instance."""
+    if base in (list, tuple, set, frozenset):
+        return base(base.__iter__(value))  # type: ignore[attr-defined]
+    if base is dict:
+        return dict(dict.items(value))  # type: ignore[arg-type]
+    if base is bool:
+        return bool(int.__int__(value))  # type: ignore[arg-type]
+    if base is int:
+        return int.__int__(value)  # type: ignore[arg-type]
+    if base is float:
+        return float.__float__(value)  # type: ignore[arg-type]
+    if base is complex:
+        parts = (complex.__getattribute__(value, n) for n in ("real", "imag"))
+        return complex(*parts)
+    if base is str:
+        return str.__str__(value)  # type: ignore[arg-type]
+    if base is bytes:
+        return bytes.__bytes__(value)  # type: ignore[attr-defined]
+    return bytearray(value)  # type: ignore[call-overload]
+
+
+class Decoder:
+    """Builds exact built-in values from the wire form (the test process trusts only this)."""
+
+    def __init__(self, proxy: object, local: Handles, trusted: bool) -> None:
+        self.proxy = proxy  # builds the stand-in for the other side's objects
+        self.local = local  # this side's own objects, coming home by number
+        self.trusted = trusted  # the test process: its own objects are "K", the program's "H"
+
+    def __call__(self, wire: object, depth: int = 0) -> object:
+        if depth > 210:
+            raise ProtocolError("a value nested too deeply")
+        cls = type(wire)
+        if wire is None or cls in (bool, int, float, str):
+            return wire
+        if cls is not list or not wire or type(wire[0]) is not str:  # type: ignore[index]
+            raise ProtocolError(f"a value of wire type {cls.__name__}")
+        tag, rest = wire[0], wire[1:]  # type: ignore[index]
+        items = rest[0] if rest else None
+        if tag in ("L", "T", "S", "F"):
+            if type(items) is not list:
+                raise ProtocolError("a sequence that is not a list")
+            built = [self(item, depth + 1) for item in items]
+            ctor: type = {"L": list, "T": tuple, "S": set, "F": frozenset}[tag]
+            try:
+                return ctor(built)
+            except TypeError as exc:
+                raise ProtocolError(f"a set of unhashable items: {exc}") from None
+        if tag == "D":
+            return self._pairs(items, depth)
+        if tag in ("B", "A") and type(items) is str:
+            return (bytes if tag == "B" else bytearray).fromhex(items)
+        if tag == "f" and items in ("nan", "inf", "-inf"):
+            return float(items)  # type: ignore[arg-type]
+        if tag == "C" and len(rest) == 2 and all(type(x) in (int, float) for x in rest):
+            return complex(rest[0], rest[1])
+        if tag == "C" and len(rest) == 2:
+            return complex(self(rest[0], depth + 1), self(rest[1], depth + 1))  # type: ignore[arg-type]
+        if tag == "R" and len(rest) == 3 and all(type(x) is int for x in rest) and rest[2]:
+            return range(*rest)
+        if tag == "M" and type(items) is str:
+            return _module(items)
+        if tag == "X" and len(rest) == 2 and type(items) is str:
+            return self._stdlib(items, rest[1], depth)
+        if tag in ("H", "K"):
+            return self._reference(tag, rest)
+        raise ProtocolError(f"an unknown value tag {tag!r}")
+
+    def _pairs(self, items: object, depth: int) -> dict[object, object]:
+        if type(items) is not list or any(type(p) is not list or len(p) != 2 for p in items):
+            raise ProtocolError("a mapping that is not a list of pairs")
+        try:
+            return {self(k, depth + 1): self(v, depth + 1) for k, v in items}
+        except TypeError as exc:
+            raise ProtocolError(f"a mapping with unhashable keys: {exc}") from None
+
+    def _stdlib(self, name: str, state: object, depth: int) -> object:
+        import collections
+        import datetime
+        import decimal
+        import fractions
+
+        try:
+            if name == "fractions.Fraction" and type(state) is list and len(state) == 2:
+                if all(type(x) is int for x in state) and state[1] > 0:
+                    return fractions.Fraction(state[0], state[1])
+            if name == "decimal.Decimal" and type(state) is str:
+                return decimal.Decimal(state)
+            if name == "collections.OrderedDict":
+                return collections.OrderedDict(self._pairs(state, depth))
+            if name == "collections.Counter":
+                return collections.Counter(self._pairs(state, depth))
+            if name == "collections.defaultdict" and type(state) is list and len(state) == 2:
+                factories = {t.__name__: t for t in (list, int, set, dict, str, float, tuple)}
+                factory = factories.get(state[0]) if type(state[0]) is str else None
+                return collections.defaultdict(factory, self._pairs(state[1], depth))
+            if name == "collections.deque" and type(state) is list and len(state) == 2:
+                maxlen = state[1]
+                if type(state[0]) is list and (maxlen is None or type(maxlen) is int):
+                    return collections.deque((self(v, depth + 1) for v in state[0]), maxlen)
+            kinds = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}
+            if name.startswith("datetime.") and name[9:] in kinds and type(state) is str:
+                return kinds[name[9:]].fromisoformat(state)
+            if name == "datetime.timedelta" and type(state) is list and len(state) == 3:
+                if all(type(x) is int for x in state):
+                    return datetime.timedelta(state[0], state[1], state[2])
+        except (ValueError, TypeError, ArithmeticError, OverflowError) as exc:
+            raise ProtocolError(f"a bad {name} value: {exc}") from None
+        raise ProtocolError(f"a value of an unsupported type {name!r}")
+
+    def _reference(self, tag: str, rest: list[object]) -> object:
+        if not rest or type(rest[0]) is not int:
+            raise ProtocolError("a reference without a number")
+        if (tag == "K") == self.trusted:
+            if len(rest) != 1:
+                raise ProtocolError("a malformed reference")
+            return self.local.get(rest[0])  # one of this side's own objects, coming home
+        if tag == "K":  # in the program process: a test-side callable
+            desc = rest[1] if len(rest) == 2 and type(rest[1]) is str else "callable"
+            return self.proxy(rest[0], "function", desc)  # type: ignore[operator]
+        if len(rest) != 3 or rest[1] not in ("function", "iterator", "object"):
+            raise ProtocolError("a malformed reference")
+        desc = rest[2] if type(rest[2]) is str else "object"
+        return self.proxy(rest[0], rest[1], desc[:200])  # type: ignore[operator]
+
+
+def _module(name: str) -> object:
+    """The test process's own, pristine module of this name."""
+    import importlib
+
+    if name == "__main__" or not all(p.isidentifier() for p in name.split(".")):
+        raise ProtocolError(f"a module name {name!r} the test process will not import")
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - any import failure: not resolvable
+        raise ProtocolError(f"module {name!r} cannot be imported here: {exc}") from None
+
+
+# --- the program process (untrusted) -----------------------------------------
+
+
+_OPS: dict[str, object] = {}
+
+
+def _op(name: str, obj: object, args: list[object]) -> object:
+    """One delegated operation on a program object (trust_custom_types only)."""
+    import operator
+
+    if not _OPS:
+        for n in "eq ne lt le gt ge add sub mul truediv floordiv mod pow and or xor".split():
+            _OPS[n] = getattr(operator, n + "_" if n in ("and", "or") else n)
+        _OPS.update(
+            lshift=operator.lshift, rshift=operator.rshift, matmul=operator.matmul,
+            contains=operator.contains, getitem=operator.getitem, neg=operator.neg,
+            pos=operator.pos, abs=abs, invert=operator.invert, bool=bool, len=len,
+            hash=hash, int=int, float=float, index=operator.index, iter=iter, str=str,
+            repr=repr, round=round,
+        )  # fmt: skip
+    if name.startswith("r") and name[1:] in _OPS and name not in _OPS:
+        return _OPS[name[1:]](args[0], obj)  # type: ignore[operator]
+    if name not in _OPS:
+        raise ValueError(f"an unknown operation {name!r}")
+    return _OPS[name](obj, *args)  # type: ignore[operator]
+
+
+class Peer:
+    """One end of the RPC pipes: sends requests, serves the other side's."""
+
+    def __init__(self, rfd: int, wfd: int, trusted: bool) -> None:
+        self.rfd, self.wfd = rfd, wfd
+        self.trusted = trusted  # the test process: decodes to exact types, guards replies
+        self.mine = Handles()
+        self.encode = Encoder(self.mine, "K" if trusted else "H")
+        self.decode = Decoder(self._proxy, self.mine, trusted)
+
+    def _proxy(self, number: int, kind: str, desc: str) -> object:
+        if self.trusted:
+            cls = {"function": RemoteFunction, "iterator": RemoteIterator}.get(kind, RemoteObject)
+            return cls(self, number, desc)
+        return Callback(self, number, desc)
+
+    def request(self, message: list[object]) -> object:
+        """Send a request; serve the other side's requests until the reply comes."""
+        _send(self.wfd, message)
+        while True:
+            reply = _receive(self.rfd)
+            if reply[0] in ("ok", "err", "stop"):
+                return reply
+            self.serve_one(reply)
+
+    def serve_one(self, message: list[object]) -> None:
+        """Answer one request (an exception in the callee is the reply, not ours)."""
+        try:
+            self._serve(message)
+        except (Gone, ProtocolError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - it is the callee's, sent back
+            _send(self.wfd, self._error(exc))
+
+    def _serve(self, message: list[object]) -> None:
+        kind, decode = message[0], self.decode
+        if kind == "call" and len(message) == 4:
+            target = self.mine.get(message[1])
+            args = decode(message[2])
+            kwargs = decode(message[3])
+            if type(args) is not list or type(kwargs) is not dict:
+                raise ProtocolError("a call without argument lists")
+            if not all(type(k) is str for k in kwargs):
+                raise ProtocolError("a keyword that is not a string")
+            if self.trusted and not callable(target):
+                raise ProtocolError("a call of something not callable")
+            out, result = self._capture(target, args, kwargs)  # type: ignore[arg-type]
+            back = [self._writeback(a) for a in [*args, *kwargs.values()]]
+            _send(self.wfd, ["ok", self.encode(result), back, out])
+        elif self.trusted:
+            raise ProtocolError(f"a request {kind!r} the test process does not serve")
+        elif kind == "getattr" and len(message) == 3 and type(message[2]) is str:
+            value = getattr(self.mine.get(message[1]), message[2])
+            _send(self.wfd, ["ok", self.encode(value), [], ""])
+        elif kind == "setattr" and len(message) == 4 and type(message[2]) is str:
+            setattr(self.mine.get(message[1]), message[2], self.decode(message[3]))
+            _send(self.wfd, ["ok", None, [], ""])
+        elif kind == "next" and len(message) == 2:
+            try:
+                value = next(self.mine.get(message[1]))  # type: ignore[call-overload]
+            except StopIteration:
+                _send(self.wfd, ["stop"])
+                return
+            _send(self.wfd, ["ok", self.encode(value), [], ""])
+        elif kind == "op" and len(message) == 4 and type(message[1]) is str:
+            args = self.decode(message[3])
+            value = _op(message[1], self.mine.get(message[2]), args)  # type: ignore[arg-type]
+            _send(self.wfd, ["ok", self.encode(value), [], ""])
+        else:
+            raise ProtocolError(f"an unknown request {kind!r}")
+
+    def _capture(
+        self, target: object, args: list[object], kwargs: dict[str, object]
+    ) -> tuple[str, object]:
+        """Call ``target``; in the program process, what it prints goes back with the reply."""
+        if self.trusted:
+            return "", target(*args, **kwargs)  # type: ignore[operator]
+        import io
+
+        buffer, saved = io.StringIO(), sys.stdout
+        sys.stdout = buffer
+        try:
+            result = target(*args, **kwargs)  # type: ignore[operator]
+        finally:
+            sys.stdout = saved
+        return buffer.getvalue()[:MAX_CALL_OUTPUT], result
+
+    def _writeback(self, arg: object) -> object:
+        # Arguments the callee may have changed in place go back by value.
+        if type(arg) in (list, dict, set, bytearray):
+            with contextlib.suppress(Exception):
+                return self.encode(arg)
+        return None
+
+    def _error(self, exc: BaseException) -> list[object]:
+        import builtins
+        import traceback
+
+        base = next(
+            (c for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c),
+            Exception,
+        )
+        try:
+            args = self.encode(list(exc.args))
+        except Exception:  # noqa: BLE001 - arguments that do not cross: text only
+            args = None
+        try:
+            text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        except Exception:  # noqa: BLE001
+            text = ""
+        return ["err", base.__name__, f"{type(exc).__name__}: {exc}"[:2000], args, text[-8000:]]
+
+
+class Callback:
+    """In the program process: a test-side callable passed as an argument."""
+
+    def __init__(self, peer: Peer, number: int, desc: str) -> None:
+        self._peer, self._number, self._desc = peer, number, desc
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        peer = self._peer
+        reply = peer.request(
+            ["call", self._number, peer.encode(list(args)), peer.encode(dict(kwargs))]
+        )
+        if reply[0] == "ok":
+            return peer.decode(reply[1])
+        raise RuntimeError(f"the test's callable raised {reply[2] if len(reply) > 2 else ''}")
+
+    def __repr__(self) -> str:
+        return f"<test-side {self._desc}>"
+
+
+def _run_program(rfd: int, wfd: int, limits: list[int]) -> None:
+    """Body of the program process; ends the process, never returns."""
+    try:
+        _keep_only((rfd, wfd))
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _drop_capabilities()
         path = os.path.join(os.getcwd(), PROGRAM)
         with open(path, "rb") as fh:
             source = fh.read()
         import builtins
+        import io  # noqa: F401 - loaded now: calls capture their output with it
+        import json  # noqa: F401
         import traceback
 
+        _no_int_digit_limit()
         _set_limits(*limits)
+        peer = Peer(rfd, wfd, trusted=False)
+        _send(wfd, ["ready"])
+        if _receive(rfd)[0] != "go":
+            raise ProtocolError("the test process did not start the program")
     except BaseException as exc:  # anything here is the sandbox's fault
-        _emit(fd, f"S program setup failed: {type(exc).__name__}: {exc}")
+        with contextlib.suppress(Exception):
+            _send(wfd, ["setup", f"{type(exc).__name__}: {exc}"])
         os._exit(SETUP_FAILED)
-    _emit(fd, "R")
     sys.argv = [path]
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
     try:
         # Compiling is part of the program: a syntax error is a failed test.
         exec(compile(source, path, "exec"), namespace)
-    except SystemExit:
-        raise  # the program chose its exit status; no nonce, so never a pass
+    except SystemExit as exc:
+        # The program chose to end before its names were exported.
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(_exit_status(exc))
     except BaseException as exc:
-        if isinstance(exc, MemoryError):
-            _emit(fd, "M")
         # Start the traceback at the program, not at this driver's frame.
         tb = exc.__traceback__
         traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
+        sys.stderr.flush()
+        _send(wfd, ["died", type(exc).__name__, isinstance(exc, MemoryError)])
         raise SystemExit(1) from None
     sys.stdout.flush()
     sys.stderr.flush()
+    exports = []
+    for name, value in list(namespace.items())[:MAX_EXPORTS]:
+        if name.startswith("__") and name.endswith("__"):
+            continue
+        try:
+            exports.append([name, peer.encode(value)])
+        except Exception:  # noqa: BLE001 - e.g. a cyclic list: the tests cannot use it
+            exports.append([name, peer.encode.reference(value)])
+    _send(wfd, ["loaded", exports])
+    try:
+        while True:
+            peer.serve_one(_receive(rfd))
+    except (Gone, ProtocolError):
+        pass
+    except SystemExit as exc:  # sys.exit() inside a call: the program ends there
+        sys.stdout.flush()
+        os._exit(_exit_status(exc))
+    sys.stdout.flush()
+    os._exit(0)  # the tests are over: no atexit, no finalizers, no threads
+
+
+# --- the test process (trusted) ----------------------------------------------
+
+
+class VerdictError(BaseException):
+    """Raised in the test process when a test relies on what the program controls.
+
+    A BaseException, so ``except Exception`` in a test cannot swallow it; the
+    run fails even if a test catches it (it is also recorded).
+    """
+
+
+class ProgramError(Exception):
+    """An exception the program raised whose type has no built-in counterpart here."""
+
+
+_violations: list[str] = []
+_delegate: list[bool] = []
+_status_fd: list[int] = []
+
+
+def _program_gone() -> None:
+    """Tell the harness the program ended before the tests did (its exit status counts)."""
+    for fd in _status_fd[:1]:
+        _emit(fd, "G")
+
+
+def _violation(detail: str) -> VerdictError:
+    _violations.append(detail)
+    return VerdictError(detail)
+
+
+class Remote:
+    """In the test process: a program object, reached only through the RPC pipes."""
+
+    __slots__ = ("_peer", "_number", "_desc")
+
+    def __init__(self, peer: Peer, number: int, desc: str) -> None:
+        object.__setattr__(self, "_peer", peer)
+        object.__setattr__(self, "_number", number)
+        object.__setattr__(self, "_desc", desc)
+
+    def _ask(self, message: list[object], arguments: tuple[object, ...] = ()) -> object:
+        peer: Peer = object.__getattribute__(self, "_peer")
+        try:
+            reply = peer.request(message)
+        except Gone as exc:
+            _program_gone()
+            raise _violation(f"the program ended while the tests used it ({exc})") from None
+        except ProtocolError as exc:
+            raise _violation(f"the program sent {exc}") from None
+        return _reply(peer, reply, message, arguments)
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        peer: Peer = object.__getattribute__(self, "_peer")
+        try:
+            wire = [peer.encode(list(args)), peer.encode(dict(kwargs))]
+        except (ValueError, RecursionError) as exc:
+            raise _violation(f"an argument cannot be sent to the program: {exc}") from None
+        number = object.__getattribute__(self, "_number")
+        return self._ask(["call", number, *wire], (*args, *kwargs.values()))
+
+    def __getattr__(self, name: str) -> object:
+        return self._ask(["getattr", object.__getattribute__(self, "_number"), name])
+
+    def __setattr__(self, name: str, value: object) -> None:
+        peer: Peer = object.__getattribute__(self, "_peer")
+        self._ask(["setattr", object.__getattribute__(self, "_number"), name, peer.encode(value)])
+
+    def __repr__(self) -> str:
+        return f"<program's {object.__getattribute__(self, '_desc')}>"
+
+
+class RemoteFunction(Remote):
+    """A program function: calls cross; identity and truth are the proxy's own."""
+
+    __slots__ = ()
+
+
+class RemoteIterator(Remote):
+    """A program iterator of a built-in type (generator, map...): items cross as data."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> RemoteIterator:
+        return self
+
+    def __next__(self) -> object:
+        return self._ask(["next", object.__getattribute__(self, "_number")])
+
+
+def _guarded(name: str) -> object:
+    def method(self: Remote, *args: object) -> object:
+        desc = object.__getattribute__(self, "_desc")
+        if not _delegate:
+            raise _violation(
+                f"the test used __{name}__ of the program's {desc}: comparisons and truth "
+                "tests of program-defined types are refused (they would let the program "
+                "decide the verdict); return built-in data, or opt into trust_custom_types"
+            )
+        peer: Peer = object.__getattribute__(self, "_peer")
+        result = self._ask(["op", name, object.__getattribute__(self, "_number"), peer.encode(list(args))])
+        wanted = {"bool": bool, "len": int, "hash": int, "int": int, "index": int, "float": float}
+        wanted.update(str=str, repr=str, contains=bool)
+        if name in wanted and type(result) is not wanted[name]:
+            raise _violation(f"__{name}__ of the program's {desc} gave {type(result).__name__}")
+        if name in ("len", "index") and type(result) is int and result < 0 and name == "len":
+            raise _violation(f"__len__ of the program's {desc} gave a negative number")
+        return result
+
+    method.__name__ = f"__{name}__"
+    return method
+
+
+class RemoteObject(Remote):
+    """A program object of a program-defined type: every semantic dunder is refused
+    (or, with trust_custom_types, delegated to the program)."""
+
+    __slots__ = ()
+
+
+for _name in (
+    "eq ne lt le gt ge hash bool len contains iter getitem index int float complex abs neg pos "
+    "invert round add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow "
+    "rpow and rand or ror xor rxor lshift rlshift rshift rrshift matmul rmatmul"
+).split():
+    setattr(RemoteObject, f"__{_name}__", _guarded(_name))
+del _name
+
+
+def _repr_or_str(kind: str) -> object:
+    def method(self: Remote) -> str:
+        if _delegate:
+            return _guarded(kind)(self)  # type: ignore[operator, no-any-return]
+        return f"<program's {object.__getattribute__(self, '_desc')}>"
+
+    method.__name__ = f"__{kind}__"
+    return method
+
+
+RemoteObject.__repr__ = _repr_or_str("repr")  # type: ignore[assignment, method-assign]
+RemoteObject.__str__ = _repr_or_str("str")  # type: ignore[assignment, method-assign]
+
+
+_PROGRAM_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit"})
+
+
+def _reply(
+    peer: Peer, reply: list[object], message: list[object], arguments: tuple[object, ...]
+) -> object:
+    import builtins
+
+    try:
+        if reply[0] == "stop" and message[0] == "next":
+            raise StopIteration
+        if reply[0] == "ok" and len(reply) == 4:
+            value = peer.decode(reply[1])
+            if message[0] == "call":
+                _apply_writeback(peer, arguments, reply[2])
+            if type(reply[3]) is str and reply[3]:
+                sys.stdout.write(reply[3])
+            return value
+        if reply[0] == "err" and len(reply) == 5 and type(reply[1]) is str:
+            name, text = reply[1], str(reply[2])[:2000]
+            cls = getattr(builtins, name, None)
+            if (
+                not isinstance(cls, type)
+                or not issubclass(cls, Exception)
+                or issubclass(cls, (StopIteration, StopAsyncIteration))
+                or name in _PROGRAM_EXCEPTIONS
+            ):
+                cls = ProgramError
+            args = peer.decode(reply[3]) if reply[3] is not None else [text]
+            try:
+                exc = cls(*args) if type(args) is list else cls(text)
+            except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError's five arguments
+                exc = cls(text) if cls is not UnicodeError else ProgramError(text)
+            note = getattr(exc, "add_note", None)
+            if note is not None and type(reply[4]) is str and reply[4]:
+                note("raised in the program under test:\n" + reply[4].rstrip())
+            if isinstance(exc, MemoryError):
+                _memory.append(True)
+            raise exc
+    except ProtocolError as exc:
+        raise _violation(f"the program sent {exc}") from None
+    raise _violation(f"the program sent a malformed reply {str(reply[0])[:40]!r}")
+
+
+_memory: list[bool] = []
+
+
+def _apply_writeback(peer: Peer, arguments: tuple[object, ...], back: object) -> None:
+    """Mirror in-place changes the program made to list/dict/set/bytearray arguments."""
+    if type(back) is not list:
+        return
+    for original, wire in zip(arguments, back):
+        if wire is None:
+            continue
+        new = peer.decode(wire)
+        if type(new) is not type(original):
+            continue
+        if type(original) in (list, bytearray):
+            original[:] = new  # type: ignore[index]
+        elif type(original) is dict:
+            original.clear()  # type: ignore[attr-defined]
+            original.update(new)  # type: ignore[attr-defined]
+        elif type(original) is set:
+            original.clear()  # type: ignore[attr-defined]
+            original.update(new)  # type: ignore[attr-defined]
+
+
+
+def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, object], limits: list[int]) -> None:
+    """Body of the test process; ends the process, never returns."""
+    try:
+        _keep_only((fd, rfd, wfd))
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _drop_capabilities()
+        import ast
+        import builtins
+        import importlib
+        import linecache
+        import traceback
+
+        for module in PRELOAD:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module)
+        _no_int_digit_limit()
+        _set_limits(*limits)
+        nonce, test = str(job["nonce"]), str(job["test"])
+        if job.get("trust_custom_types") is True:
+            _delegate.append(True)
+        peer = Peer(rfd, wfd, trusted=True)
+        first = _receive(rfd)
+        if first[0] != "ready":
+            raise RuntimeError(f"program process setup failed: {first[1:]}")
+        _send(wfd, ["go"])
+    except BaseException as exc:  # anything here is the sandbox's fault
+        _emit(fd, f"S test setup failed: {type(exc).__name__}: {exc}"[:500])
+        os._exit(SETUP_FAILED)
+    _emit(fd, "R")
+    _status_fd.append(fd)
+    path = os.path.join(os.getcwd(), TEST_FILE)
+    linecache.cache[path] = (len(test), None, test.splitlines(True), path)
+    try:
+        loaded = _receive(rfd)
+    except Gone as exc:
+        _program_gone()
+        _fail(fd, f"the program ended before the tests ran ({exc})")
+    except ProtocolError as exc:
+        _fail(fd, f"the program sent {exc} before the tests ran")
+    if loaded[0] == "died":
+        if len(loaded) > 2 and loaded[2] is True:
+            _emit(fd, "M")
+        _fail(fd, f"the program raised {str(loaded[1])[:80]} before the tests ran")
+    namespace: dict[str, object] = {
+        "__name__": "__main__",
+        "__file__": path,
+        "__builtins__": builtins,
+    }
+    try:
+        if loaded[0] != "loaded" or len(loaded) != 2 or type(loaded[1]) is not list:
+            raise ProtocolError("no list of names")
+        for entry in loaded[1][:MAX_EXPORTS]:
+            if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
+                raise ProtocolError("a malformed name")
+            if entry[0].isidentifier() and not entry[0].startswith("__"):
+                namespace[entry[0]] = _export(peer, entry[1])
+    except (ProtocolError, RecursionError, MemoryError) as exc:
+        _fail(fd, f"the program's names could not be read: {exc}")
+    try:
+        tree = ast.parse(test, path)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        traceback.print_exception(type(exc), exc, None)
+        _fail(fd, f"the test program does not compile: {type(exc).__name__}: {exc}")
+    total = len(tree.body)
+    for number, statement in enumerate(tree.body, 1):
+        try:
+            code = compile(ast.Module(body=[statement], type_ignores=[]), path, "exec")
+            exec(code, namespace)
+        except BaseException as exc:  # noqa: BLE001 - any failure of a test statement
+            sys.stdout.flush()
+            tb = exc.__traceback__
+            traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
+            if isinstance(exc, MemoryError) or (_memory and not _violations):
+                _emit(fd, "M")
+            why = _violations[0] if _violations else f"{type(exc).__name__}: {exc}".rstrip(": ")
+            _fail(fd, f"test statement {number} of {total} (line {statement.lineno}): {why}")
+        if _violations:
+            _fail(fd, f"test statement {number} of {total} (line {statement.lineno}): {_violations[0]}")
+    sys.stdout.flush()
+    sys.stderr.flush()
     _emit(fd, "P " + nonce)
-    raise SystemExit(0)
+    os._exit(0)
+
+
+def _export(peer: Peer, wire: object) -> object:
+    """One of the program's top-level names, as the tests will see it."""
+    if type(wire) is list and wire and wire[0] == "M":
+        try:
+            return peer.decode(wire)
+        except ProtocolError:
+            return None  # a module only the program has: the name is there, unusable
+    return peer.decode(wire)
+
+
+def _fail(fd: int, why: str) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _emit(fd, "F " + " ".join(why.split())[:600])
+    os._exit(1)
+
+
+# --- the supervisor ------------------------------------------------------------
 
 
 def _children() -> list[int]:
@@ -194,16 +1144,43 @@ def _on_stop(_signum: int, _frame: object) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def _exit_status(exc: SystemExit) -> int:
+    """The status ``sys.exit(code)`` asks for, as the interpreter would exit with it."""
+    code = exc.code
+    if code is None:
+        return 0
+    if type(code) is int:
+        return code & 0xFF
+    with contextlib.suppress(Exception):
+        print(code, file=sys.stderr, flush=True)
+    return 1
+
+
+def _read_job() -> dict[str, object]:
+    import json
+
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    job = json.loads(b"".join(chunks))
+    if type(job) is not dict or type(job.get("nonce")) is not str or len(job["nonce"]) < 16:
+        raise ValueError("no job on stdin")
+    if type(job.get("test")) is not str:
+        raise ValueError("no test program on stdin")
+    return job
+
+
 def main(argv: list[str]) -> None:
     fd = int(argv[1])
     mode = argv[2]
     limits = [int(x) for x in argv[3:9]]
     try:
-        nonce = sys.stdin.readline().strip()
-        if len(nonce) < 16:
-            raise ValueError("no nonce on stdin")
-        # Not dumpable: other processes of the same uid (parallel runs) can
-        # neither ptrace us nor read our memory, fds or cwd through /proc.
+        # Not dumpable: other processes of the same uid (parallel runs, and
+        # this run's program) can neither ptrace us nor read our memory, fds
+        # or cwd through /proc. Inherited by both children.
         _prctl(PR_SET_DUMPABLE, 0)
         if mode == "ns":
             if os.getpid() != 1:
@@ -211,29 +1188,79 @@ def main(argv: list[str]) -> None:
         else:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)
             signal.signal(signal.SIGUSR1, _on_stop)
+        to_program_r, to_program_w = os.pipe()
+        to_tests_r, to_tests_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        # The program is forked before the job is read: its memory never
+        # holds the nonce or the tests, and it cannot reach stdin afterwards.
+        program = os.fork()
+        if program == 0:
+            try:
+                signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+                os.close(to_program_w)
+                os.close(to_tests_r)
+                _run_program(to_program_r, to_tests_w, limits)
+            except SystemExit as exc:
+                os._exit(_exit_status(exc))
+            finally:
+                os._exit(1)  # never back into the supervisor's code
+        _program.append(program)
+        job = _read_job()
+        tests = os.fork()
+        if tests == 0:
+            try:
+                signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+                os.close(to_program_r)
+                os.close(to_tests_w)
+                _run_tests(fd, to_tests_r, to_program_w, job, limits)
+            finally:
+                os._exit(1)
+        _program.append(tests)
+        del job
+        for end in (to_program_r, to_program_w, to_tests_r, to_tests_w):
+            os.close(end)
     except BaseException as exc:
         _emit(fd, f"S supervisor setup failed: {type(exc).__name__}: {exc}")
+        _kill_descendants(mode)
         os._exit(SETUP_FAILED)
-    if pid == 0:
-        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-        _run_program(fd, nonce, limits)
-    _program.append(pid)
     if _stop:
         _on_stop(signal.SIGUSR1, None)
-    while True:
+    codes = _wait_for(program, tests)
+    # The tests are over: the program's part in this run is too.
+    _kill_descendants(mode)
+    test_code, test_cpu = codes.get(tests, (-9, 0.0))
+    program_code, program_cpu = codes.get(program, (-9, 0.0))
+    _emit(fd, f"W {test_code} {program_code} {test_cpu:.3f} {program_cpu:.3f}")
+    os._exit(0 if test_code == 0 else 1)
+
+
+def _wait_for(program: int, tests: int) -> dict[int, tuple[int, float]]:
+    """Exit codes and CPU seconds of the two processes: the tests' when they end,
+    the program's if it ends by itself (it does on the tests' end) soon after."""
+    import time
+
+    codes: dict[int, tuple[int, float]] = {}
+    while tests not in codes:
         try:
             done, status, usage = os.wait4(-1, 0)
         except InterruptedError:
             continue
-        if done == pid:
+        except ChildProcessError:
             break
-    code = os.waitstatus_to_exitcode(status)
-    _kill_descendants(mode)
-    _emit(fd, f"W {code} {usage.ru_utime + usage.ru_stime:.3f}")
-    os._exit(code if code >= 0 else 128 - code)
+        if done in (program, tests):
+            codes[done] = (os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
+    until = time.monotonic() + 0.2
+    while program not in codes and time.monotonic() < until:
+        try:
+            done, status, usage = os.wait4(program, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if done == program:
+            codes[done] = (os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
+        else:
+            time.sleep(0.002)
+    return codes
 
 
 if __name__ == "__main__":

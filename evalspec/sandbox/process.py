@@ -23,6 +23,7 @@ from pathlib import Path
 
 import attrs
 
+from evalspec.sandbox import verdict as protocol
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.results import RunResult, Status
 
@@ -80,17 +81,36 @@ class _Stream:
 
 @attrs.define
 class _Status:
-    """Parses the driver's status lines; lines the program forges are ignored."""
+    """Parses the status lines of the driver's supervisor and test process.
+
+    The program under test has no descriptor to this channel (see
+    :mod:`evalspec.sandbox.driver`); the nonce guards against a line reaching
+    it some other way.
+    """
 
     nonce: str
     ready: bool = False
     setup_error: str | None = None
     finished: bool = False
     memory_error: bool = False
-    exit_code: int | None = None
-    cpu: float | None = None
+    failure: str | None = None
+    test_code: int | None = None
+    program_code: int | None = None
+    program_first: bool = False
+    test_cpu: float = 0.0
+    program_cpu: float = 0.0
     seen: int = 0
     partial: bytes = b""
+
+    @property
+    def exit_code(self) -> int | None:
+        """The program's exit status when it ended before the tests, else the tests'."""
+        return self.program_code if self.program_first else self.test_code
+
+    @property
+    def cpu(self) -> float | None:
+        """CPU seconds of the program and the test process together."""
+        return None if self.test_code is None else self.test_cpu + self.program_cpu
 
     def feed(self, chunk: bytes) -> None:
         self.seen += len(chunk)
@@ -108,16 +128,20 @@ class _Status:
             self.setup_error = line[2:]
         elif line == "M" and self.ready:
             self.memory_error = True
+        elif line.startswith("F ") and self.ready and self.failure is None:
+            self.failure = line[2:]
         elif line == "P " + self.nonce and self.ready:
             self.finished = True
+        elif line == "G" and self.ready:
+            self.program_first = True
         elif line.startswith("W "):
-            # The supervisor writes W last, after every descendant is dead, so
-            # the last W wins over any a program wrote to fake it.
+            # The supervisor writes W last, after every process of the run is dead.
             parts = line.split()
             try:
-                self.exit_code, self.cpu = int(parts[1]), float(parts[2])
+                self.test_code, self.program_code = int(parts[1]), int(parts[2])
+                self.test_cpu, self.program_cpu = float(parts[3]), float(parts[4])
             except (IndexError, ValueError):
-                self.exit_code = self.cpu = None
+                self.test_code = self.program_code = None
 
 
 def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
@@ -218,10 +242,25 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
-    """Run ``source`` as one program under ``plan`` and ``limits``."""
+def execute(
+    plan: LaunchPlan,
+    source: str,
+    limits: Limits,
+    test: str = "",
+    *,
+    trust_custom_types: bool = False,
+) -> RunResult:
+    """Run the program ``source`` against the test program ``test`` under ``plan``.
+
+    The test runs in its own process and reaches the program's names only
+    through the driver's proxies (see :mod:`evalspec.sandbox.driver`); an
+    empty ``test`` passes when the program runs to its end.
+    """
     started = time.monotonic()
     nonce = secrets.token_hex(16)
+    job = protocol.job(nonce, test, trust_custom_types=trust_custom_types)
+    if plan.run_as is None and plan.owner is None:
+        protocol.guard_harness()
     try:
         base = tempfile.mkdtemp(prefix="evalspec-sandbox-")
     except OSError as exc:
@@ -231,13 +270,20 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
             workdir = _make_workdir(plan, base, source)
         except OSError as exc:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
-        return _launch(plan, limits, base, workdir, nonce, started)
+        result = _launch(plan, limits, base, workdir, job, nonce, started)
+        return attrs.evolve(result, custom_types=protocol.custom_types(trust_custom_types))
     finally:
         _remove_workdir(base)
 
 
 def _launch(
-    plan: LaunchPlan, limits: Limits, base: str, workdir: str, nonce: str, started: float
+    plan: LaunchPlan,
+    limits: Limits,
+    base: str,
+    workdir: str,
+    job: bytes,
+    nonce: str,
+    started: float,
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
@@ -279,11 +325,7 @@ def _launch(
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     inodes = {f"pipe:[{os.fstat(f).st_ino}]" for f in (proc.stdout.fileno(), proc.stderr.fileno())}
     inodes.add(f"pipe:[{os.fstat(status_r).st_ino}]")
-    with contextlib.suppress(OSError):
-        # 33 bytes: far below any pipe's buffer, so this never blocks.
-        proc.stdin.write(nonce.encode("ascii") + b"\n")
-    with contextlib.suppress(OSError):
-        proc.stdin.close()
+    protocol.feed(proc.stdin, job)
 
     out, err = _Stream(limits.output_bytes), _Stream(limits.output_bytes)
     status = _Status(nonce)
@@ -409,23 +451,26 @@ def _classify(
         return "sandbox_error", f"the sandbox failed to start (launcher exit status {launcher_rc})"
     if timed_out:
         return "timeout", f"wall-clock limit of {limits.wall_seconds:g} s exceeded"
-    code = status.exit_code
-    if code is None:
+    if status.test_code is None or status.program_code is None:
         return "killed", f"the sandbox supervisor died (exit status {launcher_rc})"
-    if code < 0:
+    if status.finished and status.test_code == 0 and launcher_rc == 0:
+        return "pass", "every test statement ran and held"
+    # A signal ends the run's story only for the process that ended first.
+    ended = [("test process", status.test_code, status.test_cpu)]
+    if status.program_first:
+        ended.insert(0, ("program", status.program_code, status.program_cpu))
+    for who, code, cpu in ended:
+        if code >= 0:
+            continue
         sig = -code
-        if sig == signal.SIGXCPU or (
-            sig == signal.SIGKILL and (status.cpu or 0.0) >= limits.cpu_seconds
-        ):
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= limits.cpu_seconds):
             return "timeout", f"CPU limit of {limits.cpu_seconds} s exceeded"
-        return "killed", f"killed by signal {_signame(sig)}"
+        return "killed", f"the {who} was killed by signal {_signame(sig)}"
     if status.memory_error:
         return "oom", f"MemoryError at the {limits.memory_bytes} byte address-space limit"
-    if code == 0 and status.finished and launcher_rc == 0:
-        return "pass", "the tests ran to their end and the program exited with status 0"
-    if code == 0:
-        return "fail", "exit status 0 but the tests did not run to their end"
-    return "fail", f"exit status {code}"
+    if status.failure:
+        return "fail", status.failure
+    return "fail", f"exit status {status.exit_code}"
 
 
 def _signame(sig: int) -> str:
