@@ -167,7 +167,13 @@ def _no_int_digit_limit() -> None:
         setter(0)
 
 
-# --- framing: 4-byte length, then JSON (ASCII) ----------------------------------
+# --- framing: one message per line, "\x1e" + JSON (ASCII) + "\n" --------------
+#
+# Whatever else the program writes into its pipe (it holds the write end, so
+# it can) is skipped: a message starts after the last record separator of its
+# line and must parse as a tagged list. Junk costs the program nothing but
+# can never be a message the driver did not send... except one the program
+# writes itself, which is the program speaking anyway.
 
 
 class Gone(Exception):
@@ -178,12 +184,15 @@ class ProtocolError(Exception):
     """A message that is not what the protocol allows."""
 
 
+_RS = b"\x1e"
+_pending: dict[int, bytearray] = {}
+
+
 def _send(fd: int, message: object) -> None:
     import json
 
-    data = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-    data = len(data).to_bytes(4, "big") + data
-    view = memoryview(data)
+    text = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+    view = memoryview(_RS + text.encode("ascii") + b"\n")
     try:
         while view:
             view = view[os.write(fd, view) :]
@@ -191,35 +200,41 @@ def _send(fd: int, message: object) -> None:
         raise Gone(f"cannot write to the other process: {exc}") from None
 
 
-def _read_exact(fd: int, size: int) -> bytes:
-    chunks = []
-    while size:
-        try:
-            chunk = os.read(fd, min(size, 1 << 20))
-        except InterruptedError:
-            continue
-        except OSError as exc:
-            raise Gone(str(exc)) from None
-        if not chunk:
-            raise Gone("the other process closed the channel")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
 def _receive(fd: int) -> list[object]:
+    """The next well-formed message on ``fd``; junk lines are skipped."""
     import json
 
-    size = int.from_bytes(_read_exact(fd, 4), "big")
-    if size > MAX_MESSAGE:
-        raise ProtocolError(f"a message of {size} bytes (the cap is {MAX_MESSAGE})")
-    try:
-        message = json.loads(_read_exact(fd, size))
-    except (ValueError, RecursionError) as exc:
-        raise ProtocolError(f"an unreadable message: {type(exc).__name__}") from None
-    if type(message) is not list or not message or type(message[0]) is not str:
-        raise ProtocolError("a message that is not a tagged list")
-    return message
+    buffer = _pending.setdefault(fd, bytearray())
+    while True:
+        end = buffer.find(b"\n")
+        if end < 0:
+            # Keep only what could still start a message, and not too much of it.
+            start = buffer.rfind(_RS)
+            if start < 0 or len(buffer) - start > MAX_MESSAGE:
+                del buffer[:]
+            elif start > 0:
+                del buffer[:start]
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                raise Gone(str(exc)) from None
+            if not chunk:
+                raise Gone("the other process closed the channel")
+            buffer += chunk
+            continue
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]
+        start = line.rfind(_RS)
+        if start < 0:
+            continue
+        try:
+            message = json.loads(line[start + 1 :])
+        except (ValueError, RecursionError):
+            continue
+        if type(message) is list and message and type(message[0]) is str:
+            return message
 
 
 # --- values --------------------------------------------------------------------
@@ -391,8 +406,11 @@ class Encoder:
         is_iter = not cls.__flags__ & _HEAPTYPE and hasattr(cls, "__next__")
         is_view = cls.__module__ == "builtins" and cls.__name__.startswith("dict_")
         if is_iter or is_view:
-            value = iter(value)  # type: ignore[call-overload]
             kind = "iterator"
+            try:
+                value = iter(value)  # type: ignore[call-overload]
+            except Exception:  # noqa: BLE001 - e.g. a closed file: not iterable after all
+                kind = "object"
         elif callable(value) and not isinstance(value, type) and not cls.__flags__ & _HEAPTYPE:
             kind = "function"  # functions, builtins, methods: nothing to override
         else:
@@ -752,7 +770,8 @@ def _run_program(rfd: int, wfd: int, limits: list[int]) -> None:
         try:
             exports.append([name, peer.encode(value)])
         except Exception:  # noqa: BLE001 - e.g. a cyclic list: the tests cannot use it
-            exports.append([name, peer.encode.reference(value)])
+            with contextlib.suppress(Exception):
+                exports.append([name, peer.encode.reference(value)])
     _send(wfd, ["loaded", exports])
     try:
         while True:
