@@ -45,6 +45,7 @@ import contextlib
 import os
 import signal
 import sys
+from typing import Any
 
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -75,7 +76,7 @@ def _emit(fd: int, line: str) -> None:
         os.write(fd, line.encode("ascii", "replace") + b"\n")
 
 
-def _libc() -> object:
+def _libc() -> Any:
     import ctypes
 
     return ctypes.CDLL(None, use_errno=True)
@@ -85,7 +86,7 @@ def _prctl(option: int, value: int) -> None:
     import ctypes
 
     libc = _libc()
-    if libc.prctl(option, value, 0, 0, 0) != 0:  # type: ignore[attr-defined]
+    if libc.prctl(option, value, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl({option}): {os.strerror(err)}")
 
@@ -101,10 +102,10 @@ def _drop_capabilities() -> None:
 
     libc = _libc()
     for cap in range(64):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # type: ignore[attr-defined]
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
     data = (ctypes.c_uint32 * 6)()
-    if libc.capset(header, data) != 0:  # type: ignore[attr-defined]
+    if libc.capset(header, data) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"capset: {os.strerror(err)}")
 
@@ -156,7 +157,7 @@ def _keep_only(fds: tuple[int, ...]) -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     keep = sorted({0, 1, 2, *fds})
-    for low, high in zip(keep, [*keep[1:], 1 << 20]):
+    for low, high in zip(keep, [*keep[1:], 1 << 20], strict=True):
         os.closerange(low + 1, high)
 
 
@@ -188,7 +189,7 @@ _RS = b"\x1e"
 _pending: dict[int, bytearray] = {}
 
 
-def _send(fd: int, message: object) -> None:
+def _send(fd: int, message: Any) -> None:
     import json
 
     text = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
@@ -200,7 +201,7 @@ def _send(fd: int, message: object) -> None:
         raise Gone(f"cannot write to the other process: {exc}") from None
 
 
-def _receive(fd: int) -> list[object]:
+def _receive(fd: int) -> list[Any]:
     """The next well-formed message on ``fd``; junk lines are skipped."""
     import json
 
@@ -244,20 +245,28 @@ def _receive(fd: int) -> list[object]:
 # trusts: it builds only exact built-in types (and a few standard-library
 # value types from its own pristine modules), whatever the sender claims.
 
+
+def _names(text: str) -> list[str]:
+    return text.split()
+
+
 #: Dunders that decide comparisons, truth tests, hashing, containment,
 #: iteration, conversions and arithmetic: a value of a program-defined subclass
 #: of a built-in type that overrides one of them is not plain data.
 SEMANTIC_DUNDERS = frozenset(
-    """__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__ __bool__ __len__
-    __contains__ __iter__ __next__ __reversed__ __getitem__ __index__ __int__
-    __float__ __complex__ __abs__ __neg__ __pos__ __invert__ __round__ __trunc__
-    __floor__ __ceil__ __getattribute__ __getattr__ __instancecheck__
-    __subclasscheck__ __class__ __str__ __format__ __bytes__ __length_hint__
-    __missing__ __keys__ keys items values __add__ __radd__ __sub__ __rsub__
-    __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__
-    __mod__ __rmod__ __divmod__ __rdivmod__ __pow__ __rpow__ __and__ __rand__
-    __or__ __ror__ __xor__ __rxor__ __lshift__ __rlshift__ __rshift__
-    __rrshift__ __matmul__ __rmatmul__""".split()
+    _names(
+        """
+        __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__ __bool__ __len__ __contains__
+        __iter__ __next__ __reversed__ __getitem__ __index__ __int__ __float__ __complex__
+        __abs__ __neg__ __pos__ __invert__ __round__ __trunc__ __floor__ __ceil__
+        __getattribute__ __getattr__ __instancecheck__ __subclasscheck__ __class__ __str__
+        __format__ __bytes__ __length_hint__ __missing__ __keys__ keys items values __add__
+        __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__
+        __rfloordiv__ __mod__ __rmod__ __divmod__ __rdivmod__ __pow__ __rpow__ __and__
+        __rand__ __or__ __ror__ __xor__ __rxor__ __lshift__ __rlshift__ __rshift__
+        __rrshift__ __matmul__ __rmatmul__
+        """
+    )
 )
 
 #: Built-in bases whose override-free subclasses cross as the base type.
@@ -269,10 +278,10 @@ class Handles:
     """Objects one side refers the other to by number (never by value)."""
 
     def __init__(self) -> None:
-        self.objects: dict[int, object] = {}
+        self.objects: dict[int, Any] = {}
         self._ids: dict[int, int] = {}
 
-    def add(self, obj: object) -> int:
+    def add(self, obj: Any) -> int:
         key = id(obj)
         if key in self._ids and self.objects.get(self._ids[key]) is obj:
             return self._ids[key]
@@ -281,7 +290,7 @@ class Handles:
         self._ids[key] = number
         return number
 
-    def get(self, number: object) -> object:
+    def get(self, number: Any) -> Any:
         if type(number) is not int or number not in self.objects:
             raise ProtocolError(f"an unknown reference {number!r}")
         return self.objects[number]
@@ -299,7 +308,7 @@ def overrides(cls: type, base: type) -> list[str]:
     return found
 
 
-def describe(obj: object) -> str:
+def describe(obj: Any) -> str:
     cls = type(obj)
     if isinstance(obj, type):
         return f"class {getattr(obj, '__qualname__', '?')}"
@@ -308,16 +317,16 @@ def describe(obj: object) -> str:
     return f"a {cls.__qualname__} instance"
 
 
-def _stdlib_value(value: object) -> list[object] | None:
+def _stdlib_value(value: Any) -> list[Any] | None:
     """A standard-library value type, as the name and state the receiver rebuilds."""
     cls = type(value)
     module = sys.modules.get(getattr(cls, "__module__", ""))
     if module is None or getattr(module, cls.__name__, None) is not cls:
         return None
     name = f"{cls.__module__}.{cls.__name__}"
-    v: object = value
+    v: Any = value
     if name == "fractions.Fraction":
-        return ["X", name, [v.numerator, v.denominator]]  # type: ignore[attr-defined]
+        return ["X", name, [v.numerator, v.denominator]]
     if name == "decimal.Decimal":
         return ["X", name, str(v)]
     if name in ("collections.OrderedDict", "collections.Counter"):
@@ -327,9 +336,9 @@ def _stdlib_value(value: object) -> list[object] | None:
     if name == "collections.deque":
         return ["X", name, None]
     if name in ("datetime.date", "datetime.datetime", "datetime.time"):
-        return ["X", name, v.isoformat()]  # type: ignore[attr-defined]
+        return ["X", name, v.isoformat()]
     if name == "datetime.timedelta":
-        return ["X", name, [v.days, v.seconds, v.microseconds]]  # type: ignore[attr-defined]
+        return ["X", name, [v.days, v.seconds, v.microseconds]]
     return None
 
 
@@ -340,7 +349,7 @@ class Encoder:
         self.handles = handles
         self.refer = refer  # "H" (program object) or "K" (test-side callable)
 
-    def __call__(self, value: object, depth: int = 0) -> object:
+    def __call__(self, value: Any, depth: int = 0) -> Any:
         if depth > 200:
             raise ValueError("a value nested more than 200 deep")
         cls = type(value)
@@ -349,16 +358,16 @@ class Encoder:
         if cls is float:
             return value if value == value and value not in (_INF, -_INF) else ["f", repr(value)]
         if cls in (list, tuple, set, frozenset):
-            tag = {list: "L", tuple: "T", set: "S", frozenset: "F"}[cls]
-            return [tag, [self(item, depth + 1) for item in value]]  # type: ignore[attr-defined]
+            tag = _SEQUENCE_TAGS[cls]
+            return [tag, [self(item, depth + 1) for item in value]]
         if cls is dict:
-            return ["D", [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]]  # type: ignore[attr-defined]
+            return ["D", [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]]
         if cls is bytes or cls is bytearray:
-            return ["B" if cls is bytes else "A", value.hex()]  # type: ignore[attr-defined]
+            return ["B" if cls is bytes else "A", value.hex()]
         if cls is complex:
-            return ["C", self(value.real), self(value.imag)]  # type: ignore[attr-defined]
+            return ["C", self(value.real), self(value.imag)]
         if cls is range:
-            return ["R", value.start, value.stop, value.step]  # type: ignore[attr-defined]
+            return ["R", value.start, value.stop, value.step]
         if isinstance(value, type(sys)):
             return ["M", value.__name__]
         stdlib = _stdlib_value(value)
@@ -366,7 +375,7 @@ class Encoder:
             return self._stdlib(stdlib, value, depth)
         if getattr(cls, "__module__", "") == "numpy" and getattr(value, "ndim", None) == 0:
             with contextlib.suppress(Exception):
-                return self(value.item(), depth + 1)  # type: ignore[attr-defined]
+                return self(value.item(), depth + 1)
         for base in _BASES:
             if isinstance(value, base):
                 if not overrides(cls, base):
@@ -374,23 +383,20 @@ class Encoder:
                 break
         return self.reference(value)
 
-    def _stdlib(self, found: list[object], value: object, depth: int) -> object:
+    def _stdlib(self, found: list[Any], value: Any, depth: int) -> Any:
         name = found[1]
         if name in ("collections.OrderedDict", "collections.Counter"):
-            found[2] = [
-                [self(k, depth + 1), self(v, depth + 1)]
-                for k, v in dict.items(value)  # type: ignore[arg-type]
-            ]
+            found[2] = [[self(k, depth + 1), self(v, depth + 1)] for k, v in dict.items(value)]
         elif name == "collections.defaultdict":
-            factory = value.default_factory  # type: ignore[attr-defined]
+            factory = value.default_factory
             known = factory if factory in (list, int, set, dict, str, float, tuple) else None
-            pairs = [[self(k, depth + 1), self(v, depth + 1)] for k, v in dict.items(value)]  # type: ignore[arg-type]
+            pairs = [[self(k, depth + 1), self(v, depth + 1)] for k, v in dict.items(value)]
             found[2] = [known.__name__ if known else None, pairs]
         elif name == "collections.deque":
-            found[2] = [[self(v, depth + 1) for v in value], value.maxlen]  # type: ignore[attr-defined]
+            found[2] = [[self(v, depth + 1) for v in value], value.maxlen]
         return found
 
-    def reference(self, value: object) -> object:
+    def reference(self, value: Any) -> Any:
         cls = type(value)
         # The other side's own objects go home by number.
         if self.refer == "K" and isinstance(value, Remote):
@@ -408,8 +414,8 @@ class Encoder:
         if is_iter or is_view:
             kind = "iterator"
             try:
-                value = iter(value)  # type: ignore[call-overload]
-            except Exception:  # noqa: BLE001 - e.g. a closed file: not iterable after all
+                value = iter(value)
+            except Exception:
                 kind = "object"
         elif callable(value) and not isinstance(value, type) and not cls.__flags__ & _HEAPTYPE:
             kind = "function"  # functions, builtins, methods: nothing to override
@@ -419,47 +425,48 @@ class Encoder:
 
 
 _INF = float("inf")
+_SEQUENCE_TAGS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
 
 
-def _as_base(value: object, base: type) -> object:
+def _as_base(value: Any, base: type) -> Any:
     """The built-in value inside an override-free subclass instance."""
     if base in (list, tuple, set, frozenset):
-        return base(base.__iter__(value))  # type: ignore[attr-defined]
+        return base(base.__iter__(value))
     if base is dict:
-        return dict(dict.items(value))  # type: ignore[arg-type]
+        return dict(dict.items(value))
     if base is bool:
-        return bool(int.__int__(value))  # type: ignore[arg-type]
+        return bool(int.__int__(value))
     if base is int:
-        return int.__int__(value)  # type: ignore[arg-type]
+        return int.__int__(value)
     if base is float:
-        return float.__float__(value)  # type: ignore[arg-type]
+        return float.__float__(value)
     if base is complex:
         parts = (complex.__getattribute__(value, n) for n in ("real", "imag"))
         return complex(*parts)
     if base is str:
-        return str.__str__(value)  # type: ignore[arg-type]
+        return str.__str__(value)
     if base is bytes:
-        return bytes.__bytes__(value)  # type: ignore[attr-defined]
-    return bytearray(value)  # type: ignore[call-overload]
+        return bytes(memoryview(value))
+    return bytearray(value)
 
 
 class Decoder:
     """Builds exact built-in values from the wire form (the test process trusts only this)."""
 
-    def __init__(self, proxy: object, local: Handles, trusted: bool) -> None:
+    def __init__(self, proxy: Any, local: Handles, trusted: bool) -> None:
         self.proxy = proxy  # builds the stand-in for the other side's objects
         self.local = local  # this side's own objects, coming home by number
         self.trusted = trusted  # the test process: its own objects are "K", the program's "H"
 
-    def __call__(self, wire: object, depth: int = 0) -> object:
+    def __call__(self, wire: Any, depth: int = 0) -> Any:
         if depth > 210:
             raise ProtocolError("a value nested too deeply")
         cls = type(wire)
         if wire is None or cls in (bool, int, float, str):
             return wire
-        if cls is not list or not wire or type(wire[0]) is not str:  # type: ignore[index]
+        if cls is not list or not wire or type(wire[0]) is not str:
             raise ProtocolError(f"a value of wire type {cls.__name__}")
-        tag, rest = wire[0], wire[1:]  # type: ignore[index]
+        tag, rest = wire[0], wire[1:]
         items = rest[0] if rest else None
         if tag in ("L", "T", "S", "F"):
             if type(items) is not list:
@@ -475,11 +482,11 @@ class Decoder:
         if tag in ("B", "A") and type(items) is str:
             return (bytes if tag == "B" else bytearray).fromhex(items)
         if tag == "f" and items in ("nan", "inf", "-inf"):
-            return float(items)  # type: ignore[arg-type]
+            return float(items)
         if tag == "C" and len(rest) == 2 and all(type(x) in (int, float) for x in rest):
             return complex(rest[0], rest[1])
         if tag == "C" and len(rest) == 2:
-            return complex(self(rest[0], depth + 1), self(rest[1], depth + 1))  # type: ignore[arg-type]
+            return complex(self(rest[0], depth + 1), self(rest[1], depth + 1))
         if tag == "R" and len(rest) == 3 and all(type(x) is int for x in rest) and rest[2]:
             return range(*rest)
         if tag == "M" and type(items) is str:
@@ -490,7 +497,7 @@ class Decoder:
             return self._reference(tag, rest)
         raise ProtocolError(f"an unknown value tag {tag!r}")
 
-    def _pairs(self, items: object, depth: int) -> dict[object, object]:
+    def _pairs(self, items: Any, depth: int) -> dict[object, object]:
         if type(items) is not list or any(type(p) is not list or len(p) != 2 for p in items):
             raise ProtocolError("a mapping that is not a list of pairs")
         try:
@@ -498,16 +505,21 @@ class Decoder:
         except TypeError as exc:
             raise ProtocolError(f"a mapping with unhashable keys: {exc}") from None
 
-    def _stdlib(self, name: str, state: object, depth: int) -> object:
+    def _stdlib(self, name: str, state: Any, depth: int) -> Any:
         import collections
         import datetime
         import decimal
         import fractions
 
         try:
-            if name == "fractions.Fraction" and type(state) is list and len(state) == 2:
-                if all(type(x) is int for x in state) and state[1] > 0:
-                    return fractions.Fraction(state[0], state[1])
+            if (
+                name == "fractions.Fraction"
+                and type(state) is list
+                and len(state) == 2
+                and all(type(x) is int for x in state)
+                and state[1] > 0
+            ):
+                return fractions.Fraction(state[0], state[1])
             if name == "decimal.Decimal" and type(state) is str:
                 return decimal.Decimal(state)
             if name == "collections.OrderedDict":
@@ -522,17 +534,25 @@ class Decoder:
                 maxlen = state[1]
                 if type(state[0]) is list and (maxlen is None or type(maxlen) is int):
                     return collections.deque((self(v, depth + 1) for v in state[0]), maxlen)
-            kinds = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}
+            kinds: dict[str, Any] = {
+                "date": datetime.date,
+                "datetime": datetime.datetime,
+                "time": datetime.time,
+            }
             if name.startswith("datetime.") and name[9:] in kinds and type(state) is str:
                 return kinds[name[9:]].fromisoformat(state)
-            if name == "datetime.timedelta" and type(state) is list and len(state) == 3:
-                if all(type(x) is int for x in state):
-                    return datetime.timedelta(state[0], state[1], state[2])
+            if (
+                name == "datetime.timedelta"
+                and type(state) is list
+                and len(state) == 3
+                and all(type(x) is int for x in state)
+            ):
+                return datetime.timedelta(state[0], state[1], state[2])
         except (ValueError, TypeError, ArithmeticError, OverflowError) as exc:
             raise ProtocolError(f"a bad {name} value: {exc}") from None
         raise ProtocolError(f"a value of an unsupported type {name!r}")
 
-    def _reference(self, tag: str, rest: list[object]) -> object:
+    def _reference(self, tag: str, rest: list[Any]) -> Any:
         if not rest or type(rest[0]) is not int:
             raise ProtocolError("a reference without a number")
         if (tag == "K") == self.trusted:
@@ -541,14 +561,14 @@ class Decoder:
             return self.local.get(rest[0])  # one of this side's own objects, coming home
         if tag == "K":  # in the program process: a test-side callable
             desc = rest[1] if len(rest) == 2 and type(rest[1]) is str else "callable"
-            return self.proxy(rest[0], "function", desc)  # type: ignore[operator]
+            return self.proxy(rest[0], "function", desc)
         if len(rest) != 3 or rest[1] not in ("function", "iterator", "object"):
             raise ProtocolError("a malformed reference")
         desc = rest[2] if type(rest[2]) is str else "object"
-        return self.proxy(rest[0], rest[1], desc[:200])  # type: ignore[operator]
+        return self.proxy(rest[0], rest[1], desc[:200])
 
 
-def _module(name: str) -> object:
+def _module(name: str) -> Any:
     """The test process's own, pristine module of this name."""
     import importlib
 
@@ -556,22 +576,22 @@ def _module(name: str) -> object:
         raise ProtocolError(f"a module name {name!r} the test process will not import")
     try:
         return importlib.import_module(name)
-    except Exception as exc:  # noqa: BLE001 - any import failure: not resolvable
+    except Exception as exc:
         raise ProtocolError(f"module {name!r} cannot be imported here: {exc}") from None
 
 
 # --- the program process (untrusted) -----------------------------------------
 
 
-_OPS: dict[str, object] = {}
+_OPS: dict[str, Any] = {}
 
 
-def _op(name: str, obj: object, args: list[object]) -> object:
+def _op(name: str, obj: Any, args: list[Any]) -> Any:
     """One delegated operation on a program object (trust_custom_types only)."""
     import operator
 
     if not _OPS:
-        for n in "eq ne lt le gt ge add sub mul truediv floordiv mod pow and or xor".split():
+        for n in _names("eq ne lt le gt ge add sub mul truediv floordiv mod pow and or xor"):
             _OPS[n] = getattr(operator, n + "_" if n in ("and", "or") else n)
         _OPS.update(
             lshift=operator.lshift, rshift=operator.rshift, matmul=operator.matmul,
@@ -581,10 +601,10 @@ def _op(name: str, obj: object, args: list[object]) -> object:
             repr=repr, round=round,
         )  # fmt: skip
     if name.startswith("r") and name[1:] in _OPS and name not in _OPS:
-        return _OPS[name[1:]](args[0], obj)  # type: ignore[operator]
+        return _OPS[name[1:]](args[0], obj)
     if name not in _OPS:
         raise ValueError(f"an unknown operation {name!r}")
-    return _OPS[name](obj, *args)  # type: ignore[operator]
+    return _OPS[name](obj, *args)
 
 
 class Peer:
@@ -597,13 +617,13 @@ class Peer:
         self.encode = Encoder(self.mine, "K" if trusted else "H")
         self.decode = Decoder(self._proxy, self.mine, trusted)
 
-    def _proxy(self, number: int, kind: str, desc: str) -> object:
+    def _proxy(self, number: int, kind: str, desc: str) -> Any:
         if self.trusted:
             cls = {"function": RemoteFunction, "iterator": RemoteIterator}.get(kind, RemoteObject)
             return cls(self, number, desc)
         return Callback(self, number, desc)
 
-    def request(self, message: list[object]) -> object:
+    def request(self, message: list[Any]) -> Any:
         """Send a request; serve the other side's requests until the reply comes."""
         _send(self.wfd, message)
         while True:
@@ -612,16 +632,16 @@ class Peer:
                 return reply
             self.serve_one(reply)
 
-    def serve_one(self, message: list[object]) -> None:
+    def serve_one(self, message: list[Any]) -> None:
         """Answer one request (an exception in the callee is the reply, not ours)."""
         try:
             self._serve(message)
         except (Gone, ProtocolError):
             raise
-        except Exception as exc:  # noqa: BLE001 - it is the callee's, sent back
+        except Exception as exc:
             _send(self.wfd, self._error(exc))
 
-    def _serve(self, message: list[object]) -> None:
+    def _serve(self, message: list[Any]) -> None:
         kind, decode = message[0], self.decode
         if kind == "call" and len(message) == 4:
             target = self.mine.get(message[1])
@@ -633,7 +653,7 @@ class Peer:
                 raise ProtocolError("a keyword that is not a string")
             if self.trusted and not callable(target):
                 raise ProtocolError("a call of something not callable")
-            out, result = self._capture(target, args, kwargs)  # type: ignore[arg-type]
+            out, result = self._capture(target, args, kwargs)
             back = [self._writeback(a) for a in [*args, *kwargs.values()]]
             _send(self.wfd, ["ok", self.encode(result), back, out])
         elif self.trusted:
@@ -646,42 +666,40 @@ class Peer:
             _send(self.wfd, ["ok", None, [], ""])
         elif kind == "next" and len(message) == 2:
             try:
-                value = next(self.mine.get(message[1]))  # type: ignore[call-overload]
+                value = next(self.mine.get(message[1]))
             except StopIteration:
                 _send(self.wfd, ["stop"])
                 return
             _send(self.wfd, ["ok", self.encode(value), [], ""])
         elif kind == "op" and len(message) == 4 and type(message[1]) is str:
             args = self.decode(message[3])
-            value = _op(message[1], self.mine.get(message[2]), args)  # type: ignore[arg-type]
+            value = _op(message[1], self.mine.get(message[2]), args)
             _send(self.wfd, ["ok", self.encode(value), [], ""])
         else:
             raise ProtocolError(f"an unknown request {kind!r}")
 
-    def _capture(
-        self, target: object, args: list[object], kwargs: dict[str, object]
-    ) -> tuple[str, object]:
+    def _capture(self, target: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call ``target``; in the program process, what it prints goes back with the reply."""
         if self.trusted:
-            return "", target(*args, **kwargs)  # type: ignore[operator]
+            return "", target(*args, **kwargs)
         import io
 
         buffer, saved = io.StringIO(), sys.stdout
         sys.stdout = buffer
         try:
-            result = target(*args, **kwargs)  # type: ignore[operator]
+            result = target(*args, **kwargs)
         finally:
             sys.stdout = saved
         return buffer.getvalue()[:MAX_CALL_OUTPUT], result
 
-    def _writeback(self, arg: object) -> object:
+    def _writeback(self, arg: Any) -> Any:
         # Arguments the callee may have changed in place go back by value.
         if type(arg) in (list, dict, set, bytearray):
             with contextlib.suppress(Exception):
                 return self.encode(arg)
         return None
 
-    def _error(self, exc: BaseException) -> list[object]:
+    def _error(self, exc: BaseException) -> list[Any]:
         import builtins
         import traceback
 
@@ -691,11 +709,11 @@ class Peer:
         )
         try:
             args = self.encode(list(exc.args))
-        except Exception:  # noqa: BLE001 - arguments that do not cross: text only
+        except Exception:
             args = None
         try:
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        except Exception:  # noqa: BLE001
+        except Exception:
             text = ""
         return ["err", base.__name__, f"{type(exc).__name__}: {exc}"[:2000], args, text[-8000:]]
 
@@ -706,7 +724,7 @@ class Callback:
     def __init__(self, peer: Peer, number: int, desc: str) -> None:
         self._peer, self._number, self._desc = peer, number, desc
 
-    def __call__(self, *args: object, **kwargs: object) -> object:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         peer = self._peer
         reply = peer.request(
             ["call", self._number, peer.encode(list(args)), peer.encode(dict(kwargs))]
@@ -769,7 +787,7 @@ def _run_program(rfd: int, wfd: int, limits: list[int]) -> None:
             continue
         try:
             exports.append([name, peer.encode(value)])
-        except Exception:  # noqa: BLE001 - e.g. a cyclic list: the tests cannot use it
+        except Exception:
             with contextlib.suppress(Exception):
                 exports.append([name, peer.encode.reference(value)])
     _send(wfd, ["loaded", exports])
@@ -819,14 +837,14 @@ def _violation(detail: str) -> VerdictError:
 class Remote:
     """In the test process: a program object, reached only through the RPC pipes."""
 
-    __slots__ = ("_peer", "_number", "_desc")
+    __slots__ = ("_desc", "_number", "_peer")
 
     def __init__(self, peer: Peer, number: int, desc: str) -> None:
         object.__setattr__(self, "_peer", peer)
         object.__setattr__(self, "_number", number)
         object.__setattr__(self, "_desc", desc)
 
-    def _ask(self, message: list[object], arguments: tuple[object, ...] = ()) -> object:
+    def _ask(self, message: list[Any], arguments: tuple[Any, ...] = ()) -> Any:
         peer: Peer = object.__getattribute__(self, "_peer")
         try:
             reply = peer.request(message)
@@ -837,7 +855,7 @@ class Remote:
             raise _violation(f"the program sent {exc}") from None
         return _reply(peer, reply, message, arguments)
 
-    def __call__(self, *args: object, **kwargs: object) -> object:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         peer: Peer = object.__getattribute__(self, "_peer")
         try:
             wire = [peer.encode(list(args)), peer.encode(dict(kwargs))]
@@ -846,10 +864,10 @@ class Remote:
         number = object.__getattribute__(self, "_number")
         return self._ask(["call", number, *wire], (*args, *kwargs.values()))
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:
         return self._ask(["getattr", object.__getattribute__(self, "_number"), name])
 
-    def __setattr__(self, name: str, value: object) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         peer: Peer = object.__getattribute__(self, "_peer")
         self._ask(["setattr", object.__getattribute__(self, "_number"), name, peer.encode(value)])
 
@@ -871,12 +889,12 @@ class RemoteIterator(Remote):
     def __iter__(self) -> RemoteIterator:
         return self
 
-    def __next__(self) -> object:
+    def __next__(self) -> Any:
         return self._ask(["next", object.__getattribute__(self, "_number")])
 
 
-def _guarded(name: str) -> object:
-    def method(self: Remote, *args: object) -> object:
+def _guarded(name: str) -> Any:
+    def method(self: Remote, *args: Any) -> Any:
         desc = object.__getattribute__(self, "_desc")
         if not _delegate:
             raise _violation(
@@ -885,7 +903,9 @@ def _guarded(name: str) -> object:
                 "decide the verdict); return built-in data, or opt into trust_custom_types"
             )
         peer: Peer = object.__getattribute__(self, "_peer")
-        result = self._ask(["op", name, object.__getattribute__(self, "_number"), peer.encode(list(args))])
+        result = self._ask(
+            ["op", name, object.__getattribute__(self, "_number"), peer.encode(list(args))]
+        )
         wanted = {"bool": bool, "len": int, "hash": int, "int": int, "index": int, "float": float}
         wanted.update(str=str, repr=str, contains=bool)
         if name in wanted and type(result) is not wanted[name]:
@@ -905,35 +925,34 @@ class RemoteObject(Remote):
     __slots__ = ()
 
 
-for _name in (
-    "eq ne lt le gt ge hash bool len contains iter getitem index int float complex abs neg pos "
-    "invert round add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow "
-    "rpow and rand or ror xor rxor lshift rlshift rshift rrshift matmul rmatmul"
-).split():
+_GUARDED = """
+eq ne lt le gt ge hash bool len contains iter getitem index int float complex abs neg
+pos invert round add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod
+pow rpow and rand or ror xor rxor lshift rlshift rshift rrshift matmul rmatmul
+"""
+for _name in _names(_GUARDED):
     setattr(RemoteObject, f"__{_name}__", _guarded(_name))
 del _name
 
 
-def _repr_or_str(kind: str) -> object:
+def _repr_or_str(kind: str) -> Any:
     def method(self: Remote) -> str:
         if _delegate:
-            return _guarded(kind)(self)  # type: ignore[operator, no-any-return]
+            return str(_guarded(kind)(self))
         return f"<program's {object.__getattribute__(self, '_desc')}>"
 
     method.__name__ = f"__{kind}__"
     return method
 
 
-RemoteObject.__repr__ = _repr_or_str("repr")  # type: ignore[assignment, method-assign]
-RemoteObject.__str__ = _repr_or_str("str")  # type: ignore[assignment, method-assign]
+setattr(RemoteObject, "__repr__", _repr_or_str("repr"))  # noqa: B010 - replaces Remote's
+setattr(RemoteObject, "__str__", _repr_or_str("str"))  # noqa: B010
 
 
 _PROGRAM_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit"})
 
 
-def _reply(
-    peer: Peer, reply: list[object], message: list[object], arguments: tuple[object, ...]
-) -> object:
+def _reply(peer: Peer, reply: list[Any], message: list[Any], arguments: tuple[Any, ...]) -> Any:
     import builtins
 
     try:
@@ -959,7 +978,7 @@ def _reply(
             args = peer.decode(reply[3]) if reply[3] is not None else [text]
             try:
                 exc = cls(*args) if type(args) is list else cls(text)
-            except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError's five arguments
+            except Exception:
                 exc = cls(text) if cls is not UnicodeError else ProgramError(text)
             note = getattr(exc, "add_note", None)
             if note is not None and type(reply[4]) is str and reply[4]:
@@ -975,28 +994,24 @@ def _reply(
 _memory: list[bool] = []
 
 
-def _apply_writeback(peer: Peer, arguments: tuple[object, ...], back: object) -> None:
+def _apply_writeback(peer: Peer, arguments: tuple[Any, ...], back: Any) -> None:
     """Mirror in-place changes the program made to list/dict/set/bytearray arguments."""
     if type(back) is not list:
         return
-    for original, wire in zip(arguments, back):
+    for original, wire in zip(arguments, back, strict=False):
         if wire is None:
             continue
         new = peer.decode(wire)
         if type(new) is not type(original):
             continue
         if type(original) in (list, bytearray):
-            original[:] = new  # type: ignore[index]
-        elif type(original) is dict:
-            original.clear()  # type: ignore[attr-defined]
-            original.update(new)  # type: ignore[attr-defined]
-        elif type(original) is set:
-            original.clear()  # type: ignore[attr-defined]
-            original.update(new)  # type: ignore[attr-defined]
+            original[:] = new
+        elif type(original) is dict or type(original) is set:
+            original.clear()
+            original.update(new)
 
 
-
-def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, object], limits: list[int]) -> None:
+def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[int]) -> None:
     """Body of the test process; ends the process, never returns."""
     try:
         _keep_only((fd, rfd, wfd))
@@ -1039,7 +1054,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, object], limits: list
         if len(loaded) > 2 and loaded[2] is True:
             _emit(fd, "M")
         _fail(fd, f"the program raised {str(loaded[1])[:80]} before the tests ran")
-    namespace: dict[str, object] = {
+    namespace: dict[str, Any] = {
         "__name__": "__main__",
         "__file__": path,
         "__builtins__": builtins,
@@ -1064,7 +1079,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, object], limits: list
         try:
             code = compile(ast.Module(body=[statement], type_ignores=[]), path, "exec")
             exec(code, namespace)
-        except BaseException as exc:  # noqa: BLE001 - any failure of a test statement
+        except BaseException as exc:
             sys.stdout.flush()
             tb = exc.__traceback__
             traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
@@ -1073,14 +1088,17 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, object], limits: list
             why = _violations[0] if _violations else f"{type(exc).__name__}: {exc}".rstrip(": ")
             _fail(fd, f"test statement {number} of {total} (line {statement.lineno}): {why}")
         if _violations:
-            _fail(fd, f"test statement {number} of {total} (line {statement.lineno}): {_violations[0]}")
+            _fail(
+                fd,
+                f"test statement {number} of {total} (line {statement.lineno}): {_violations[0]}",
+            )
     sys.stdout.flush()
     sys.stderr.flush()
     _emit(fd, "P " + nonce)
     os._exit(0)
 
 
-def _export(peer: Peer, wire: object) -> object:
+def _export(peer: Peer, wire: Any) -> Any:
     """One of the program's top-level names, as the tests will see it."""
     if type(wire) is list and wire and wire[0] == "M":
         try:
@@ -1151,7 +1169,7 @@ _program: list[int] = []
 _stop: list[bool] = []
 
 
-def _on_stop(_signum: int, _frame: object) -> None:
+def _on_stop(_signum: int, _frame: Any) -> None:
     """SIGUSR1 from the harness at the wall clock: kill the program, then clean up.
 
     Letting the supervisor do it (instead of the harness killing the whole
@@ -1175,7 +1193,7 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _read_job() -> dict[str, object]:
+def _read_job() -> dict[str, Any]:
     import json
 
     chunks = []

@@ -93,9 +93,7 @@ class Sandbox:
 
     def __repr__(self) -> str:
         trust = ", trust_custom_types=True" if self.trust_custom_types else ""
-        return (
-            f"Sandbox(tier={self.tier!r}, python={self.python!r}, limits={self.limits!r}{trust})"
-        )
+        return f"Sandbox(tier={self.tier!r}, python={self.python!r}, limits={self.limits!r}{trust})"
 
     def run(self, code: str, test: str, *, limits: Limits | None = None) -> RunResult:
         """Run the program ``code`` against the test program ``test``.
