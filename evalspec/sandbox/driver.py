@@ -60,9 +60,10 @@ MAX_MESSAGE = 64 * 1024 * 1024
 MAX_CALL_OUTPUT = 1024 * 1024
 #: Most top-level names a program may export.
 MAX_EXPORTS = 10_000
-#: Modules the test process imports before the program starts, so that even
-#: a program able to rewrite the standard library's files on disk (root at
-#: rlimits-only) cannot change what the usual test statements use.
+#: Modules the test process imports before the program starts where the
+#: program could rewrite the standard library's files on disk (root at
+#: rlimits-only, or a Python the sandbox uid owns), so that it cannot change
+#: what the usual test statements use.
 PRELOAD = (
     "ast", "collections", "copy", "dataclasses", "datetime", "decimal", "fractions",
     "functools", "heapq", "io", "itertools", "json", "linecache", "math", "operator",
@@ -149,6 +150,12 @@ def _set_limits(cpu: int, address: int, fsize: int, nofile: int, nproc: int, bas
         if hard != resource.RLIM_INFINITY:
             new_hard = min(new_hard, hard)
         resource.setrlimit(which, (soft, new_hard))
+
+
+def _stdlib_writable() -> bool:
+    """Whether this uid (hence the program) could rewrite the standard library."""
+    places = {os.path.dirname(os.__file__), *sys.path}
+    return any(p and os.path.isdir(p) and os.access(p, os.W_OK) for p in places)
 
 
 def _keep_only(fds: tuple[int, ...]) -> None:
@@ -1023,9 +1030,10 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         import linecache
         import traceback
 
-        for module in PRELOAD:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(module)
+        if _stdlib_writable():
+            for module in PRELOAD:
+                with contextlib.suppress(ImportError):
+                    importlib.import_module(module)
         _no_int_digit_limit()
         _set_limits(*limits)
         nonce, test = str(job["nonce"]), str(job["test"])
@@ -1225,6 +1233,15 @@ def main(argv: list[str]) -> None:
         else:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)
             signal.signal(signal.SIGUSR1, _on_stop)
+        # Loaded once here, inherited by both processes (which need them anyway).
+        import ast  # noqa: F401
+        import ctypes  # noqa: F401
+        import io  # noqa: F401
+        import json  # noqa: F401
+        import linecache  # noqa: F401
+        import resource  # noqa: F401
+        import traceback  # noqa: F401
+
         to_program_r, to_program_w = os.pipe()
         to_tests_r, to_tests_w = os.pipe()
         sys.stdout.flush()
