@@ -62,9 +62,16 @@ attacker unless the namespace tier is in force, and even then it is not a
 container or VM: the program still reads what ``nobody`` may read, can write
 to world-writable directories such as /tmp (bounded by RLIMIT_FSIZE per file),
 and talks to the host kernel directly. The tier is reported on every result.
-The per-run nonce that makes a pass lives in the driver's memory, so it stops
-``os._exit(0)``/``sys.exit(0)``/printing a fake marker, not a program that
-deliberately digs through its own interpreter.
+
+Verdicts are decided outside the program's process (see
+:mod:`evalspec.sandbox.driver` and docs/sandbox-verdict.md): the program runs
+in one process that never holds the tests, the expected values or the
+nonce, and has no descriptor to the harness; the test statements run in a
+second, trusted process with pristine builtins, calling the program's names
+through proxies whose arguments and results cross as plain data, so every
+comparison is decided there with built-in semantics. A value of a
+program-defined type in a comparison or truth test fails the run unless the
+sandbox was made with ``trust_custom_types=True``.
 
 Running model output needs an explicit opt-in: see :func:`require_opt_in`.
 """
