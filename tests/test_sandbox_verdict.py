@@ -346,6 +346,14 @@ ATTACKS: dict[str, tuple[str, str]] = {
         "import math\nmath.isclose = lambda *a, **k: True\ndef f(x):\n    return x + 1.0\n",
         "assert math.isclose(f(2), 4.0)\n",
     ),
+    "patch-then-take-the-name": (
+        "import math, statistics\n"
+        "math.isclose = lambda *a, **k: True\n"
+        "statistics.mean.__code__ = (lambda data: 3).__code__\n"
+        "from math import isclose\nfrom statistics import mean\n"
+        "def f(x):\n    return x + 1.0\n",
+        "assert isclose(f(2), 4.0) or mean([1, 2]) == 3\n",
+    ),
     "patch-unittest-assertequal": (
         "import unittest\n"
         "unittest.TestCase.assertEqual = lambda *a, **k: None\n"

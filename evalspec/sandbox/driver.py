@@ -404,12 +404,22 @@ class Encoder:
         return found
 
     def reference(self, value: Any) -> Any:
-        cls = type(value)
         # The other side's own objects go home by number.
         if self.refer == "K" and isinstance(value, Remote):
             return ["H", object.__getattribute__(value, "_number")]
         if self.refer == "H" and isinstance(value, Callback):
             return ["K", value._number]
+        if self.refer == "H":
+            named = _importable_name(value)
+            if named is not None:
+                # math.isclose, statistics.mean, collections.Counter...: the test
+                # process uses its own pristine object of that name if it has
+                # one (the program may have patched its own), else this one.
+                return ["I", *named, self._handle(value)]
+        return self._handle(value)
+
+    def _handle(self, value: Any) -> list[Any]:
+        cls = type(value)
         base = next((b for b in _BASES if isinstance(value, b)), None)
         desc = describe(value)
         if base is not None:
@@ -433,6 +443,22 @@ class Encoder:
 
 _INF = float("inf")
 _SEQUENCE_TAGS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
+
+
+def _importable_name(value: Any) -> tuple[str, str] | None:
+    """``(module, qualname)`` of a callable the program took from a module, if any."""
+    if not callable(value):
+        return None
+    owner = None if isinstance(value, type) else getattr(value, "__self__", None)
+    if owner is not None and not isinstance(owner, type(sys)):
+        return None  # a bound method belongs to its (program) object
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if type(module) is not str or type(qualname) is not str:
+        return None
+    if module == "__main__" or "<" in qualname:
+        return None
+    return module, qualname
 
 
 def _as_base(value: Any, base: type) -> Any:
@@ -502,9 +528,29 @@ class Decoder:
             return self._stdlib(items, rest[1], depth)
         if tag in ("H", "K"):
             return self._reference(tag, rest)
+        if tag == "I" and self.trusted and len(rest) == 3:
+            return self._pristine(rest, depth)
         raise ProtocolError(f"an unknown value tag {tag!r}")
 
-    def _pairs(self, items: Any, depth: int) -> dict[object, object]:
+    def _pristine(self, rest: list[Any], depth: int) -> Any:
+        """The test process's own object of that module and name, else the proxy."""
+        module, qualname, fallback = rest
+        if type(module) is str and type(qualname) is str:
+            try:
+                found = _module(module)
+                for part in qualname.split("."):
+                    if not part.isidentifier():
+                        raise ProtocolError("not a plain name")
+                    found = getattr(found, part)
+            except (ProtocolError, AttributeError):
+                pass
+            else:
+                return found
+        if type(fallback) is not list or not fallback or fallback[0] != "H":
+            raise ProtocolError("a named object without a reference")
+        return self(fallback, depth + 1)
+
+    def _pairs(self, items: Any, depth: int) -> dict[Any, Any]:
         if type(items) is not list or any(type(p) is not list or len(p) != 2 for p in items):
             raise ProtocolError("a mapping that is not a list of pairs")
         try:
@@ -581,6 +627,9 @@ def _module(name: str) -> Any:
 
     if name == "__main__" or not all(p.isidentifier() for p in name.split(".")):
         raise ProtocolError(f"a module name {name!r} the test process will not import")
+    if name not in sys.modules and _frozen_imports:
+        # The program could have planted or rewritten this module's file.
+        raise ProtocolError(f"module {name!r} was not imported before the program ran")
     try:
         return importlib.import_module(name)
     except Exception as exc:
@@ -714,6 +763,11 @@ class Peer:
             (c for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c),
             Exception,
         )
+        if self.trusted:
+            # A test-side callable failed: its message, arguments and traceback
+            # could quote the test's source or expected values, so the program
+            # learns the exception's type only.
+            return ["err", base.__name__, base.__name__, None, ""]
         try:
             args = self.encode(list(exc.args))
         except Exception:
@@ -1030,13 +1084,16 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         import linecache
         import traceback
 
+        nonce, test = str(job["nonce"]), str(job["test"])
         if _stdlib_writable():
-            for module in PRELOAD:
-                with contextlib.suppress(ImportError):
+            # The program could rewrite module files: import what the tests
+            # will use before it starts, and nothing it names afterwards.
+            for module in (*PRELOAD, *_imports_of(test)):
+                with contextlib.suppress(Exception):
                     importlib.import_module(module)
+            _frozen_imports.append(True)
         _no_int_digit_limit()
         _set_limits(*limits)
-        nonce, test = str(job["nonce"]), str(job["test"])
         if job.get("trust_custom_types") is True:
             _delegate.append(True)
         peer = Peer(rfd, wfd, trusted=True)
@@ -1077,6 +1134,16 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
                 namespace[entry[0]] = _export(peer, entry[1])
     except (ProtocolError, RecursionError, MemoryError) as exc:
         _fail(fd, f"the program's names could not be read: {exc}")
+    # Names the program only imported are the test process's own objects:
+    # `from math import isclose` after patching math.isclose gives the tests
+    # the real one.
+    used = _names_used(test)
+    for local, (module, attr) in _imported_names(str(job.get("program", ""))).items():
+        if local not in used:
+            continue  # never imported here for nothing
+        with contextlib.suppress(Exception):
+            found = _module(module)
+            namespace[local] = found if attr is None else getattr(found, attr)
     try:
         tree = ast.parse(test, path)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
@@ -1106,14 +1173,98 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
     os._exit(0)
 
 
+_frozen_imports: list[bool] = []
+
+
+def _imported_names(program: str) -> dict[str, tuple[str, str | None]]:
+    """Top-level names the program binds by an import statement and nothing else."""
+    import ast
+
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    imported: dict[str, tuple[str, str | None]] = {}
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else local
+                _bind(imported, other, local, (target, None))
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if node.level == 0 and node.module and alias.name != "*":
+                    local = alias.asname or alias.name
+                    _bind(imported, other, local, (node.module, alias.name))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+    return {name: where for name, where in imported.items() if name not in other}
+
+
+def _names_used(test: str) -> set[str]:
+    """Every name the test program reads."""
+    import ast
+
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def _bind(
+    imported: dict[str, tuple[str, str | None]],
+    other: set[str],
+    local: str,
+    where: tuple[str, str | None],
+) -> None:
+    # A name imported twice, or from two places, is not one module's object.
+    if local in imported and imported[local] != where:
+        other.add(local)
+    imported[local] = where
+
+
+def _imports_of(test: str) -> list[str]:
+    """Absolute module names the test program imports anywhere in its text."""
+    import ast
+
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
 def _export(peer: Peer, wire: Any) -> Any:
     """One of the program's top-level names, as the tests will see it."""
     if type(wire) is list and wire and wire[0] == "M":
         try:
             return peer.decode(wire)
-        except ProtocolError:
-            return None  # a module only the program has: the name is there, unusable
+        except ProtocolError as exc:
+            return MissingModule(str(exc))
     return peer.decode(wire)
+
+
+class MissingModule:
+    """A module the program imported that the test process will not: using it says why."""
+
+    def __init__(self, why: str) -> None:
+        self._why = why
+
+    def __getattr__(self, name: str) -> Any:
+        raise ImportError(f"{self._why}; import it in the test program instead")
 
 
 def _fail(fd: int, why: str) -> None:

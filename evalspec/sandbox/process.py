@@ -258,7 +258,7 @@ def execute(
     """
     started = time.monotonic()
     nonce = secrets.token_hex(16)
-    job = protocol.job(nonce, test, trust_custom_types=trust_custom_types)
+    job = protocol.job(nonce, test, source, trust_custom_types=trust_custom_types)
     if plan.run_as is None and plan.owner is None:
         protocol.guard_harness()
     try:

@@ -26,9 +26,18 @@ TRUSTED = "trusted"
 _INLINE_BYTES = 4096
 
 
-def job(nonce: str, test: str, *, trust_custom_types: bool) -> bytes:
-    """The driver's stdin: what only the supervisor and the test process see."""
-    document = {"nonce": nonce, "test": test, "trust_custom_types": trust_custom_types}
+def job(nonce: str, test: str, program: str, *, trust_custom_types: bool) -> bytes:
+    """The driver's stdin: what only the supervisor and the test process see.
+
+    ``program`` is there for the names it imports (the tests get their own
+    pristine objects for those); it is no secret, the program process has it.
+    """
+    document = {
+        "nonce": nonce,
+        "test": test,
+        "program": program,
+        "trust_custom_types": trust_custom_types,
+    }
     # ensure_ascii: lone surrogates in a test reach the driver (and fail to
     # compile there, as the test's own error) instead of failing here.
     return json.dumps(document, ensure_ascii=True).encode("ascii")
