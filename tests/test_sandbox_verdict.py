@@ -660,6 +660,16 @@ def test_honest_programs_still_pass(sandbox: Sandbox, case: str) -> None:
     assert result.status == "pass", (case, result)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_honest_programs_pass_at_every_tier(tier: str) -> None:
+    sb = _at(tier)
+    for case in sorted(HONEST):
+        code, test = HONEST[case]
+        result = sb.run(code, test)
+        assert result.status == "pass", (case, tier, result)
+
+
 def test_printing_reaches_the_result(sandbox: Sandbox) -> None:
     code, test = HONEST["top-level-output-and-recursion"]
     result = sandbox.run(code, "print('test says hi')\n" + test)

@@ -218,8 +218,11 @@ def _receive(fd: int) -> list[Any]:
         if end < 0:
             # Keep only what could still start a message, and not too much of it.
             start = buffer.rfind(_RS)
-            if start < 0 or len(buffer) - start > MAX_MESSAGE:
+            if start < 0:
                 del buffer[:]
+            elif len(buffer) - start > MAX_MESSAGE:
+                del buffer[:]
+                raise ProtocolError(f"a message over {MAX_MESSAGE} bytes")
             elif start > 0:
                 del buffer[:start]
             try:
