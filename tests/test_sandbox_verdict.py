@@ -597,11 +597,14 @@ HONEST: dict[str, tuple[str, str]] = {
     "exceptions-by-type": (
         "def div(a, b):\n    if b == 0:\n        raise ValueError('b is zero')\n    return a / b\n"
         "class MyError(KeyError):\n    pass\n"
-        "def lookup(k):\n    raise MyError(k)\n",
+        "def lookup(k):\n    raise MyError(k)\n"
+        "def decode(b):\n    return b.decode('ascii')\n",
         "try:\n    div(1, 0)\nexcept ValueError as exc:\n    assert 'zero' in str(exc)\n"
         "else:\n    raise AssertionError('no error')\n"
         "try:\n    lookup('x')\nexcept KeyError:\n    pass\n"
-        "assert div(6, 3) == 2.0\n",
+        "assert div(6, 3) == 2.0\n"
+        "try:\n    decode(b'\\xff')\nexcept ValueError as exc:\n"
+        "    assert isinstance(exc, UnicodeDecodeError) and exc.start == 0\n",
     ),
     "in-place-mutation": (
         "def sort_in_place(xs):\n    xs.sort()\ndef fill(d):\n    d['k'] = 1\n",

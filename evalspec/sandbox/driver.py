@@ -1043,19 +1043,17 @@ def _reply(peer: Peer, reply: list[Any], message: list[Any], arguments: tuple[An
             try:
                 exc = cls(*args) if type(args) is list else cls(text)
             except Exception:
-                exc = cls(text) if cls is not UnicodeError else ProgramError(text)
+                try:
+                    exc = cls(text)
+                except Exception:  # e.g. UnicodeDecodeError's five arguments
+                    exc = ProgramError(text)
             note = getattr(exc, "add_note", None)
             if note is not None and type(reply[4]) is str and reply[4]:
                 note("raised in the program under test:\n" + reply[4].rstrip())
-            if isinstance(exc, MemoryError):
-                _memory.append(True)
             raise exc
     except ProtocolError as exc:
         raise _violation(f"the program sent {exc}") from None
     raise _violation(f"the program sent a malformed reply {str(reply[0])[:40]!r}")
-
-
-_memory: list[bool] = []
 
 
 def _apply_writeback(peer: Peer, arguments: tuple[Any, ...], back: Any) -> None:
@@ -1161,7 +1159,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
             sys.stdout.flush()
             tb = exc.__traceback__
             traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
-            if isinstance(exc, MemoryError) or (_memory and not _violations):
+            if isinstance(exc, MemoryError) and not _violations:
                 _emit(fd, "M")
             why = _violations[0] if _violations else f"{type(exc).__name__}: {exc}".rstrip(": ")
             _fail(fd, f"test statement {number} of {total} (line {statement.lineno}): {why}")
