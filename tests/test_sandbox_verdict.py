@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.sandbox import TIERS, Limits, Sandbox, SandboxUnavailable, WeakIsolationWarning
+from evalspec.sandbox import (
+    TIERS,
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxUnavailable,
+    WeakIsolationWarning,
+)
 from evalspec.sandbox.driver import Decoder, Encoder, Handles, ProtocolError, overrides
 
 LIMITS = Limits(cpu_seconds=2, wall_seconds=6.0, memory_bytes=256 * 1024 * 1024)
@@ -504,6 +511,16 @@ def test_overriding_types_fail_with_a_clear_detail(sandbox: Sandbox) -> None:
 # --- the program's writes cannot relabel a run ---------------------------------
 
 
+def _relabels_nothing(sb: Sandbox, tail: str) -> RunResult:
+    """``tail`` after a right solution passes, after a wrong one fails (returned)."""
+    passing = sb.run(RIGHT + tail, TEST)
+    assert passing.status == "pass", passing
+    failing = sb.run(WRONG + tail, TEST)
+    assert failing.status == "fail", failing
+    assert "AssertionError" in failing.detail
+    return failing
+
+
 @pytest.mark.parametrize("tier", AVAILABLE)
 def test_writing_status_lines_everywhere_relabels_nothing(tier: str) -> None:
     sb = _at(tier)
@@ -517,11 +534,7 @@ def test_writing_status_lines_everywhere_relabels_nothing(tier: str) -> None:
         "        except OSError:\n"
         "            pass\n"
     )
-    passing = sb.run(RIGHT + scribble, TEST)
-    assert passing.status == "pass", passing
-    failing = sb.run(WRONG + scribble, TEST)
-    assert failing.status == "fail", failing
-    assert "AssertionError" in failing.detail
+    _relabels_nothing(sb, scribble)
 
 
 @pytest.mark.parametrize("tier", AVAILABLE)
@@ -540,11 +553,7 @@ def test_flooding_every_descriptor_relabels_nothing(tier: str) -> None:
         "    threading.Thread(target=flood, args=(fd,), daemon=True).start()\n"
         "import time\ntime.sleep(0.3)\n"
     )
-    result = sb.run(RIGHT + flood, TEST)
-    assert result.status == "pass", result
-    result = sb.run(WRONG + flood, TEST)
-    assert result.status == "fail", result
-    assert result.truncated  # stdout/stderr were flooded too, and capped
+    assert _relabels_nothing(sb, flood).truncated  # stdout/stderr flooded too, and capped
 
 
 # --- honest programs keep passing ----------------------------------------------

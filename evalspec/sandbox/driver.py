@@ -45,6 +45,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 PR_SET_DUMPABLE = 4
@@ -1341,6 +1342,28 @@ def _on_stop(_signum: int, _frame: Any) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def _fork(body: Callable[[], None], close: tuple[int, ...]) -> int:
+    """Run ``body`` in a forked child (its pid is returned to the supervisor).
+
+    The child never returns into the supervisor's code, whatever the program
+    does (``sys.exit``, a patched ``os._exit``...).
+    """
+    pid = os.fork()
+    if pid:
+        _program.append(pid)
+        return pid
+    try:
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        for end in close:
+            os.close(end)
+        body()
+    except SystemExit as exc:
+        os._exit(_exit_status(exc))
+    finally:
+        os._exit(1)
+    return 0  # not reached
+
+
 def _exit_status(exc: SystemExit) -> int:
     """The status ``sys.exit(code)`` asks for, as the interpreter would exit with it."""
     code = exc.code
@@ -1400,30 +1423,14 @@ def main(argv: list[str]) -> None:
         sys.stderr.flush()
         # The program is forked before the job is read: its memory never
         # holds the nonce or the tests, and it cannot reach stdin afterwards.
-        program = os.fork()
-        if program == 0:
-            try:
-                signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-                os.close(to_program_w)
-                os.close(to_tests_r)
-                _run_program(to_program_r, to_tests_w, limits)
-            except SystemExit as exc:
-                os._exit(_exit_status(exc))
-            finally:
-                os._exit(1)  # never back into the supervisor's code
-        _program.append(program)
+        program = _fork(
+            lambda: _run_program(to_program_r, to_tests_w, limits), (to_program_w, to_tests_r)
+        )
         job = _read_job()
-        tests = os.fork()
-        if tests == 0:
-            try:
-                signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-                os.close(to_program_r)
-                os.close(to_tests_w)
-                _run_tests(fd, to_tests_r, to_program_w, job, limits)
-            finally:
-                os._exit(1)
-        _program.append(tests)
-        del job
+        tests = _fork(
+            lambda: _run_tests(fd, to_tests_r, to_program_w, job, limits),
+            (to_program_r, to_tests_w),
+        )
         for end in (to_program_r, to_program_w, to_tests_r, to_tests_w):
             os.close(end)
     except BaseException as exc:
