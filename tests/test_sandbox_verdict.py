@@ -361,6 +361,15 @@ ATTACKS: dict[str, tuple[str, str]] = {
         "def f(x):\n    return x + 1.0\n",
         "assert isclose(f(2), 4.0) or mean([1, 2]) == 3\n",
     ),
+    "shadow-builtins-and-modules": (
+        "def all(*a, **k):\n    return True\n"
+        "def len(x):\n    return 3\n"
+        "class _Fake:\n    def __getattr__(self, name):\n        return lambda *a, **k: True\n"
+        "math = _Fake()\nunittest = _Fake()\n"
+        "def f(x):\n    return x + 1\n",
+        "assert all(f(x) == x for x in range(3))\nassert len([f(1)]) == 3\n"
+        "assert math.isclose(f(2), 4.0)\n",
+    ),
     "patch-unittest-assertequal": (
         "import unittest\n"
         "unittest.TestCase.assertEqual = lambda *a, **k: None\n"
@@ -454,6 +463,7 @@ QUICK = [
     "forked-child-acts-later",
     "ctypes-and-proc-of-other-processes",
     "patch-builtins-all",
+    "shadow-builtins-and-modules",
     "patch-math-isclose",
     "patch-unittest-assertequal",
     "always-equal-object",

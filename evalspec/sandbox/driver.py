@@ -1087,10 +1087,11 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         import traceback
 
         nonce, test = str(job["nonce"]), str(job["test"])
+        nodes = _test_nodes(test)
         if _stdlib_writable():
             # The program could rewrite module files: import what the tests
             # will use before it starts, and nothing it names afterwards.
-            for module in (*PRELOAD, *_imports_of(test)):
+            for module in (*PRELOAD, *_imports_of(nodes)):
                 with contextlib.suppress(Exception):
                     importlib.import_module(module)
             _frozen_imports.append(True)
@@ -1129,17 +1130,25 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
     try:
         if loaded[0] != "loaded" or len(loaded) != 2 or type(loaded[1]) is not list:
             raise ProtocolError("no list of names")
+        modules_used = _attribute_bases(nodes)
         for entry in loaded[1][:MAX_EXPORTS]:
             if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
                 raise ProtocolError("a malformed name")
-            if entry[0].isidentifier() and not entry[0].startswith("__"):
-                namespace[entry[0]] = _export(peer, entry[1])
+            name = entry[0]
+            if not name.isidentifier() or name.startswith("__") or hasattr(builtins, name):
+                continue  # the tests' builtins are their own, whatever the program named
+            if name in _stdlib_names() and name in modules_used:
+                # So is the standard library: a program's `math = Fake()` is not
+                # the math whose attributes a test uses.
+                namespace[name] = _export(peer, ["M", name])
+                continue
+            namespace[name] = _export(peer, entry[1])
     except (ProtocolError, RecursionError, MemoryError) as exc:
         _fail(fd, f"the program's names could not be read: {exc}")
     # Names the program only imported are the test process's own objects:
     # `from math import isclose` after patching math.isclose gives the tests
     # the real one.
-    used = _names_used(test)
+    used = _names_used(nodes)
     for local, (module, attr) in _imported_names(str(job.get("program", ""))).items():
         if local not in used:
             continue  # never imported here for nothing
@@ -1178,6 +1187,16 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
 _frozen_imports: list[bool] = []
 
 
+def _test_nodes(test: str) -> list[Any]:
+    """Every node of the test program's syntax tree (none if it does not parse)."""
+    import ast
+
+    try:
+        return list(ast.walk(ast.parse(test)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+
+
 def _imported_names(program: str) -> dict[str, tuple[str, str | None]]:
     """Top-level names the program binds by an import statement and nothing else."""
     import ast
@@ -1208,15 +1227,30 @@ def _imported_names(program: str) -> dict[str, tuple[str, str | None]]:
     return {name: where for name, where in imported.items() if name not in other}
 
 
-def _names_used(test: str) -> set[str]:
+def _stdlib_names() -> frozenset[str]:
+    """Top-level names of the standard library's modules (3.10+; else the loaded ones)."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names is None:
+        names = {n.split(".")[0] for n in sys.modules if not n.startswith("_")}
+    return frozenset(names) - {"__main__"}
+
+
+def _attribute_bases(nodes: list[Any]) -> set[str]:
+    """Names the test program reads attributes of (``math`` in ``math.isclose``)."""
+    import ast
+
+    return {
+        node.value.id
+        for node in nodes
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+    }
+
+
+def _names_used(nodes: list[Any]) -> set[str]:
     """Every name the test program reads."""
     import ast
 
-    try:
-        tree = ast.parse(test)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return set()
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return {node.id for node in nodes if isinstance(node, ast.Name)}
 
 
 def _bind(
@@ -1231,16 +1265,12 @@ def _bind(
     imported[local] = where
 
 
-def _imports_of(test: str) -> list[str]:
+def _imports_of(nodes: list[Any]) -> list[str]:
     """Absolute module names the test program imports anywhere in its text."""
     import ast
 
-    try:
-        tree = ast.parse(test)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return []
     names: list[str] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
