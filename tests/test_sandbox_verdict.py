@@ -635,7 +635,9 @@ HONEST: dict[str, tuple[str, str]] = {
         "def compose(f, g):\n    return lambda x: f(g(x))\n"
         "def inc(x):\n    return x + 1\n",
         "assert apply(lambda x: x * 10, [1, 2]) == [10, 20]\n"
-        "assert compose(inc, inc)(1) == 3\nassert apply(inc, [1]) == [2]\n",
+        "assert compose(inc, inc)(1) == 3\nassert apply(inc, [1]) == [2]\n"
+        "assert apply(inc, (x for x in [5, 6])) == [6, 7]\n"
+        "assert apply(str, {'a': 1}.keys()) == ['a']\n",
     ),
     "plain-data-types": (
         "from collections import namedtuple, Counter, OrderedDict, deque, defaultdict\n"

@@ -716,6 +716,15 @@ class Peer:
             out, result = self._capture(target, args, kwargs)
             back = [self._writeback(a) for a in [*args, *kwargs.values()]]
             _send(self.wfd, ["ok", self.encode(result), back, out])
+        elif kind == "next" and len(message) == 2:
+            try:
+                value = next(self.mine.get(message[1]))
+            except StopIteration:
+                _send(self.wfd, ["stop"])
+                return
+            _send(self.wfd, ["ok", self.encode(value), [], ""])
+        elif kind == "iter" and len(message) == 2:
+            _send(self.wfd, ["ok", self.encode(iter(self.mine.get(message[1]))), [], ""])
         elif self.trusted:
             raise ProtocolError(f"a request {kind!r} the test process does not serve")
         elif kind == "getattr" and len(message) == 3 and type(message[2]) is str:
@@ -724,13 +733,6 @@ class Peer:
         elif kind == "setattr" and len(message) == 4 and type(message[2]) is str:
             setattr(self.mine.get(message[1]), message[2], self.decode(message[3]))
             _send(self.wfd, ["ok", None, [], ""])
-        elif kind == "next" and len(message) == 2:
-            try:
-                value = next(self.mine.get(message[1]))
-            except StopIteration:
-                _send(self.wfd, ["stop"])
-                return
-            _send(self.wfd, ["ok", self.encode(value), [], ""])
         elif kind == "op" and len(message) == 4 and type(message[1]) is str:
             args = self.decode(message[3])
             value = _op(message[1], self.mine.get(message[2]), args)
@@ -791,12 +793,22 @@ class Callback:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         peer = self._peer
-        reply = peer.request(
-            ["call", self._number, peer.encode(list(args)), peer.encode(dict(kwargs))]
-        )
+        return self._ask(["call", self._number, peer.encode(list(args)), peer.encode(kwargs)])
+
+    def _ask(self, message: list[Any]) -> Any:
+        reply = self._peer.request(message)
+        if reply[0] == "stop" and message[0] == "next":
+            raise StopIteration
         if reply[0] == "ok":
-            return peer.decode(reply[1])
-        raise RuntimeError(f"the test's callable raised {reply[2] if len(reply) > 2 else ''}")
+            return self._peer.decode(reply[1])
+        raise RuntimeError(f"the test's object raised {reply[2] if len(reply) > 2 else ''}")
+
+    def __iter__(self) -> Any:
+        found = self._ask(["iter", self._number])
+        return found if isinstance(found, Callback) else iter(found)
+
+    def __next__(self) -> Any:
+        return self._ask(["next", self._number])
 
     def __repr__(self) -> str:
         return f"<test-side {self._desc}>"
