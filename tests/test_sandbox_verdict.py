@@ -723,7 +723,13 @@ def test_the_program_never_sees_the_tests(sandbox: Sandbox) -> None:
         "seen = []\n"
         "for obj in gc.get_objects():\n"
         "    if isinstance(obj, dict):\n"
-        "        seen += [v for v in obj.values() if isinstance(v, str)]\n"
+        "        seen += [v for v in [*obj, *obj.values()] if isinstance(v, str)]\n"
+        "    elif isinstance(obj, (list, tuple, set, frozenset)):\n"
+        "        seen += [v for v in obj if isinstance(v, str)]\n"
+        "frame = sys._getframe()\n"
+        "while frame is not None:\n"
+        "    seen += [repr(v) for v in frame.f_locals.values()]\n"
+        "    frame = frame.f_back\n"
         "for root, dirs, files in os.walk(os.path.dirname(os.getcwd())):\n"
         "    for name in files:\n"
         "        try:\n"
@@ -732,9 +738,10 @@ def test_the_program_never_sees_the_tests(sandbox: Sandbox) -> None:
         "            pass\n"
         "seen.append(sys.stdin.read())\n"
         "def add(a, b):\n"
-        "    return any('31337' in s for s in seen)\n"
+        "    return any(str(31000 + 337) in s for s in seen)\n"
     )
-    result = sandbox.run(snoop, "assert add(1, 2) is False, 'the program saw 31337'\n")
+    test = "expected_31337 = False\nassert add(1, 2) is expected_31337, 'the program saw it'\n"
+    result = sandbox.run(snoop, test)
     assert result.status == "pass", result
 
 

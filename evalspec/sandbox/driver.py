@@ -13,7 +13,8 @@ The verdict is decided outside the program's process. Layout of one run::
     │   stdin, so its memory never holds the nonce or the tests. Keeps only
     │   stdout, stderr and its two RPC pipes (no status descriptor), applies
     │   rlimits, no_new_privs and drops every capability, says "ready", waits
-    │   for "go", runs the extracted code, exports its top-level names and
+    │   for "go", runs the extracted code, exports the top-level names the
+    │   tests read and
     │   then serves calls from the test process.
     └── test process (trusted): forked after the job is read, so it holds the
         nonce and the tests; it never runs a line of the program. It runs the
@@ -832,8 +833,10 @@ def _run_program(rfd: int, wfd: int, limits: list[int]) -> None:
         _set_limits(*limits)
         peer = Peer(rfd, wfd, trusted=False)
         _send(wfd, ["ready"])
-        if _receive(rfd)[0] != "go":
+        go = _receive(rfd)
+        if go[0] != "go" or len(go) != 2 or type(go[1]) is not list:
             raise ProtocolError("the test process did not start the program")
+        wanted = set(go[1])
     except BaseException as exc:  # anything here is the sandbox's fault
         with contextlib.suppress(Exception):
             _send(wfd, ["setup", f"{type(exc).__name__}: {exc}"])
@@ -859,9 +862,9 @@ def _run_program(rfd: int, wfd: int, limits: list[int]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     exports = []
-    for name, value in list(namespace.items())[:MAX_EXPORTS]:
-        if name.startswith("__") and name.endswith("__"):
-            continue
+    for name, value in list(namespace.items()):
+        if name not in wanted or (name.startswith("__") and name.endswith("__")):
+            continue  # only what the test program reads crosses
         try:
             exports.append([name, peer.encode(value)])
         except Exception:
@@ -1115,7 +1118,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         first = _receive(rfd)
         if first[0] != "ready":
             raise RuntimeError(f"program process setup failed: {first[1:]}")
-        _send(wfd, ["go"])
+        _send(wfd, ["go", sorted(_free_names(nodes))[:MAX_EXPORTS]])
     except BaseException as exc:  # anything here is the sandbox's fault
         _emit(fd, f"S test setup failed: {type(exc).__name__}: {exc}"[:500])
         os._exit(SETUP_FAILED)
@@ -1256,6 +1259,26 @@ def _attribute_bases(nodes: list[Any]) -> set[str]:
         for node in nodes
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
     }
+
+
+def _free_names(nodes: list[Any]) -> set[str]:
+    """Names the test program reads but never binds: the only ones the program
+    is asked for (the test's own names, let alone values, never reach it)."""
+    import ast
+
+    bound: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return _names_used(nodes) - bound
 
 
 def _names_used(nodes: list[Any]) -> set[str]:
