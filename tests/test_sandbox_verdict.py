@@ -752,6 +752,21 @@ def test_a_program_ending_early_is_reported_with_its_status(sandbox: Sandbox) ->
     assert "ended before the tests ran" in result.detail
 
 
+def test_a_program_closing_its_channel_fails_and_is_not_killed(sandbox: Sandbox) -> None:
+    closer = (
+        "import os, time\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        os.close(fd)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "time.sleep(30)\n"
+    )
+    result = sandbox.run(closer, TEST)
+    assert result.status == "fail", result
+    assert "ended before the tests ran" in result.detail
+
+
 def test_a_cpu_burn_inside_a_call_is_a_timeout(sandbox: Sandbox) -> None:
     result = sandbox.run("def add(a, b):\n    while True:\n        pass\n", TEST)
     assert result.status == "timeout", result

@@ -36,8 +36,8 @@ supervisor only): "R" both processes set up; "S <why>" setup failed (exit
 125, never a test failure); "M" the tests failed on a MemoryError; "F <why>"
 why the tests failed; "P <nonce>" every test statement ran and held;
 "G" the program ended before the tests did;
-"W <test code> <program code> <test cpu> <program cpu>" (a code of -9 for
-the program also when it was killed at the end of the tests).
+"W <test code> <program code> <test cpu> <program cpu>" (the program's code
+is "alive" when it had not ended by itself and was killed with the rest).
 """
 
 from __future__ import annotations
@@ -1508,7 +1508,8 @@ def main(argv: list[str]) -> None:
     # The tests are over: the program's part in this run is too.
     _kill_descendants(mode)
     test_code, test_cpu = codes.get(tests, (-9, 0.0))
-    program_code, program_cpu = codes.get(program, (-9, 0.0))
+    # "alive": the program had not ended by itself; it was killed with the rest.
+    program_code, program_cpu = codes.get(program, ("alive", 0.0))
     _emit(fd, f"W {test_code} {program_code} {test_cpu:.3f} {program_cpu:.3f}")
     os._exit(0 if test_code == 0 else 1)
 

@@ -105,7 +105,9 @@ class _Status:
     @property
     def exit_code(self) -> int | None:
         """The program's exit status when it ended before the tests, else the tests'."""
-        return self.program_code if self.program_first else self.test_code
+        if self.program_first and self.program_code is not None:
+            return self.program_code
+        return self.test_code
 
     @property
     def cpu(self) -> float | None:
@@ -138,7 +140,8 @@ class _Status:
             # The supervisor writes W last, after every process of the run is dead.
             parts = line.split()
             try:
-                self.test_code, self.program_code = int(parts[1]), int(parts[2])
+                self.test_code = int(parts[1])
+                self.program_code = None if parts[2] == "alive" else int(parts[2])
                 self.test_cpu, self.program_cpu = float(parts[3]), float(parts[4])
             except (IndexError, ValueError):
                 self.test_code = self.program_code = None
@@ -451,13 +454,13 @@ def _classify(
         return "sandbox_error", f"the sandbox failed to start (launcher exit status {launcher_rc})"
     if timed_out:
         return "timeout", f"wall-clock limit of {limits.wall_seconds:g} s exceeded"
-    if status.test_code is None or status.program_code is None:
+    if status.test_code is None:
         return "killed", f"the sandbox supervisor died (exit status {launcher_rc})"
     if status.finished and status.test_code == 0 and launcher_rc == 0:
         return "pass", "every test statement ran and held"
     # A signal ends the run's story only for the process that ended first.
     ended = [("test process", status.test_code, status.test_cpu)]
-    if status.program_first:
+    if status.program_first and status.program_code is not None:
         ended.insert(0, ("program", status.program_code, status.program_cpu))
     for who, code, cpu in ended:
         if code >= 0:
