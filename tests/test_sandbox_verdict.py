@@ -786,9 +786,15 @@ CUSTOM = (
     "    def __eq__(self, other):\n"
     "        return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)\n"
     "    def __len__(self):\n        return 2\n"
-    "    def __iter__(self):\n        yield self.x\n        yield self.y\n"
+    "    def __iter__(self):\n        return PointIter([self.x, self.y])\n"
     "    def __repr__(self):\n        return f'Point({self.x}, {self.y})'\n"
     "def mid(a, b):\n    return Point((a.x + b.x) // 2, (a.y + b.y) // 2)\n"
+    "class PointIter:\n"
+    "    def __init__(self, items):\n        self.items = items\n"
+    "    def __iter__(self):\n        return self\n"
+    "    def __next__(self):\n"
+    "        if not self.items:\n            raise StopIteration\n"
+    "        return self.items.pop(0)\n"
 )
 CUSTOM_TEST = (
     "p = mid(Point(0, 0), Point(2, 4))\n"

@@ -659,7 +659,7 @@ def _op(name: str, obj: Any, args: list[Any]) -> Any:
             contains=operator.contains, getitem=operator.getitem, neg=operator.neg,
             pos=operator.pos, abs=abs, invert=operator.invert, bool=bool, len=len,
             hash=hash, int=int, float=float, index=operator.index, iter=iter, str=str,
-            repr=repr, round=round,
+            repr=repr, round=round, next=next,
         )  # fmt: skip
     if name.startswith("r") and name[1:] in _OPS and name not in _OPS:
         return _OPS[name[1:]](args[0], obj)
@@ -736,7 +736,13 @@ class Peer:
             _send(self.wfd, ["ok", None, [], ""])
         elif kind == "op" and len(message) == 4 and type(message[1]) is str:
             args = self.decode(message[3])
-            value = _op(message[1], self.mine.get(message[2]), args)
+            try:
+                value = _op(message[1], self.mine.get(message[2]), args)
+            except StopIteration:
+                if message[1] != "next":
+                    raise
+                _send(self.wfd, ["stop"])
+                return
             _send(self.wfd, ["ok", self.encode(value), [], ""])
         else:
             raise ProtocolError(f"an unknown request {kind!r}")
@@ -1006,8 +1012,8 @@ class RemoteObject(Remote):
 
 
 _GUARDED = """
-eq ne lt le gt ge hash bool len contains iter getitem index int float complex abs neg
-pos invert round add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod
+eq ne lt le gt ge hash bool len contains iter next getitem index int float complex abs
+neg pos invert round add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod
 pow rpow and rand or ror xor rxor lshift rlshift rshift rrshift matmul rmatmul
 """
 for _name in _names(_GUARDED):
@@ -1036,7 +1042,7 @@ def _reply(peer: Peer, reply: list[Any], message: list[Any], arguments: tuple[An
     import builtins
 
     try:
-        if reply[0] == "stop" and message[0] == "next":
+        if reply[0] == "stop" and (message[0] == "next" or message[:2] == ["op", "next"]):
             raise StopIteration
         if reply[0] == "ok" and len(reply) == 4:
             value = peer.decode(reply[1])
