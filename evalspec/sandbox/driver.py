@@ -29,7 +29,9 @@ The verdict is decided outside the program's process. Layout of one run::
 argv: STATUS_FD MODE CPU AS FSIZE NOFILE NPROC NPROC_BASE, MODE in {"ns", "plain"};
 NPROC_BASE is the harness's count of the uid's tasks where /proc here cannot
 see them all (a pid namespace without its own user namespace).
-stdin: one JSON object {"nonce": str, "test": str, "trust_custom_types": bool}.
+stdin: "start\n", then one JSON object {"nonce": str, "test": str, "program": str,
+"trust_custom_types": bool}; only the first line is read before the program is
+forked.
 
 Status lines (ASCII, STATUS_FD, written by the test process and the
 supervisor only): "R" both processes set up; "S <why>" setup failed (exit
@@ -1447,6 +1449,16 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
+def _await_start() -> None:
+    """Read stdin up to its first newline, byte by byte (the job stays in the pipe)."""
+    seen = b""
+    while not seen.endswith(b"\n"):
+        byte = os.read(0, 1)
+        if not byte or len(seen) > 64:
+            raise ValueError("no start line on stdin")
+        seen += byte
+
+
 def _read_job() -> dict[str, Any]:
     import json
 
@@ -1488,6 +1500,9 @@ def main(argv: list[str]) -> None:
         import resource  # noqa: F401
         import traceback  # noqa: F401
 
+        # Nothing starts before the harness has written stdin (it may put the
+        # supervisor in a cgroup first), but only the first line is read now.
+        _await_start()
         to_program_r, to_program_w = os.pipe()
         to_tests_r, to_tests_w = os.pipe()
         sys.stdout.flush()

@@ -21,6 +21,9 @@ REFUSED = "refused"
 #: operations are delegated to the program, which then decides their outcome.
 TRUSTED = "trusted"
 
+#: The driver waits for this line before it starts anything.
+START = b"start\n"
+
 # Below a pipe's smallest buffer a write never blocks; above it a thread
 # writes, so a driver that never reads cannot stall the harness.
 _INLINE_BYTES = 4096
@@ -39,8 +42,10 @@ def job(nonce: str, test: str, program: str, *, trust_custom_types: bool) -> byt
         "trust_custom_types": trust_custom_types,
     }
     # ensure_ascii: lone surrogates in a test reach the driver (and fail to
-    # compile there, as the test's own error) instead of failing here.
-    return json.dumps(document, ensure_ascii=True).encode("ascii")
+    # compile there, as the test's own error) instead of failing here. The
+    # first line lets the driver start (and fork the program) before it reads
+    # the rest, so nothing runs before the harness writes stdin.
+    return START + json.dumps(document, ensure_ascii=True).encode("ascii")
 
 
 def custom_types(trusted: bool) -> str:
