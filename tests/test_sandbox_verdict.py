@@ -370,6 +370,21 @@ ATTACKS: dict[str, tuple[str, str]] = {
         "assert all(f(x) == x for x in range(3))\nassert len([f(1)]) == 3\n"
         "assert math.isclose(f(2), 4.0)\n",
     ),
+    "run-code-in-the-test-process-by-name": (
+        # The program names a code-running builtin or module for the tests to
+        # call with its own data; the tests must never run it.
+        "import pickle as serializer\n"
+        "from builtins import exec as decode\n"
+        "from timeit import timeit as measure\n"
+        f"PAYLOAD = {FORGE + '_forge()' + chr(10)!r}\n"
+        "def encode(s):\n    return PAYLOAD\n"
+        "class Boom:\n    def __reduce__(self):\n        return (exec, (PAYLOAD,))\n"
+        "def dump(s):\n    return serializer.dumps(Boom())\n",
+        "for attempt in (lambda: decode(encode('abc')), lambda: measure(encode('abc'), number=1),\n"
+        "                lambda: serializer.loads(dump('abc'))):\n"
+        "    try:\n        attempt()\n    except Exception:\n        pass\n"
+        "assert False, 'the tests went on'\n",
+    ),
     "patch-unittest-assertequal": (
         "import unittest\n"
         "unittest.TestCase.assertEqual = lambda *a, **k: None\n"
@@ -462,6 +477,7 @@ QUICK = [
     "signal-handlers",
     "forked-child-acts-later",
     "ctypes-and-proc-of-other-processes",
+    "run-code-in-the-test-process-by-name",
     "patch-builtins-all",
     "shadow-builtins-and-modules",
     "patch-math-isclose",

@@ -628,12 +628,37 @@ class Decoder:
         return self.proxy(rest[0], rest[1], desc[:200])
 
 
-def _module(name: str) -> Any:
-    """The test process's own, pristine module of this name."""
+#: Standard-library modules of pure functions on data, whose objects the test
+#: process may use in place of the program's by name alone. Never builtins,
+#: os, pickle, runpy, timeit...: the program picks the name and the tests
+#: pick the arguments, which may be the program's data, so a module that can
+#: run code or touch files could run the program's code in the test process.
+SAFE_MODULES = frozenset(
+    _names(
+        """
+        math cmath statistics fractions decimal numbers operator itertools functools
+        collections heapq bisect string re json datetime calendar random copy textwrap
+        unicodedata array typing enum difflib hashlib binascii base64 struct
+        """
+    )
+)
+#: Conventional aliases: ``np`` may be numpy's module, nothing else.
+ALIASES = {"np": "numpy", "pd": "pandas", "nx": "networkx", "sp": "scipy"}
+
+
+def _module(name: str, binding: str | None = None) -> Any:
+    """The test process's own, pristine module of this name.
+
+    Only a safe module, or the module the name it is bound to says it is
+    (``math`` as ``math``, ``np`` as numpy): else the program would choose
+    which module the tests call into.
+    """
     import importlib
 
     if name == "__main__" or not all(p.isidentifier() for p in name.split(".")):
         raise ProtocolError(f"a module name {name!r} the test process will not import")
+    if name.split(".")[0] not in SAFE_MODULES and name not in (binding, ALIASES.get(binding or "")):
+        raise ProtocolError(f"module {name!r} is not one the tests take from the program")
     if name not in sys.modules and _frozen_imports:
         # The program could have planted or rewritten this module's file.
         raise ProtocolError(f"module {name!r} was not imported before the program ran")
@@ -1150,10 +1175,10 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         "__file__": path,
         "__builtins__": builtins,
     }
+    modules_used = _attribute_bases(nodes)
     try:
         if loaded[0] != "loaded" or len(loaded) != 2 or type(loaded[1]) is not list:
             raise ProtocolError("no list of names")
-        modules_used = _attribute_bases(nodes)
         for entry in loaded[1][:MAX_EXPORTS]:
             if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
                 raise ProtocolError("a malformed name")
@@ -1163,9 +1188,9 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
             if name in _stdlib_names() and name in modules_used:
                 # So is the standard library: a program's `math = Fake()` is not
                 # the math whose attributes a test uses.
-                namespace[name] = _export(peer, ["M", name])
+                namespace[name] = _export(peer, ["M", name], name)
                 continue
-            namespace[name] = _export(peer, entry[1])
+            namespace[name] = _export(peer, entry[1], name)
     except (ProtocolError, RecursionError, MemoryError) as exc:
         _fail(fd, f"the program's names could not be read: {exc}")
     # Names the program only imported are the test process's own objects:
@@ -1173,10 +1198,11 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
     # the real one.
     used = _names_used(nodes)
     for local, (module, attr) in _imported_names(str(job.get("program", ""))).items():
-        if local not in used:
-            continue  # never imported here for nothing
+        pinned = hasattr(builtins, local) or (local in _stdlib_names() and local in modules_used)
+        if local not in used or pinned:
+            continue  # never imported for nothing, never in place of a builtin or module
         with contextlib.suppress(Exception):
-            found = _module(module)
+            found = _module(module, local if attr is None else None)
             namespace[local] = found if attr is None else getattr(found, attr)
     try:
         tree = ast.parse(test, path)
@@ -1322,11 +1348,11 @@ def _imports_of(nodes: list[Any]) -> list[str]:
     return names
 
 
-def _export(peer: Peer, wire: Any) -> Any:
+def _export(peer: Peer, wire: Any, binding: str) -> Any:
     """One of the program's top-level names, as the tests will see it."""
-    if type(wire) is list and wire and wire[0] == "M":
+    if type(wire) is list and len(wire) == 2 and wire[0] == "M" and type(wire[1]) is str:
         try:
-            return peer.decode(wire)
+            return _module(wire[1], binding)
         except ProtocolError as exc:
             return MissingModule(str(exc))
     return peer.decode(wire)
