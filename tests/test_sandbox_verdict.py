@@ -685,6 +685,12 @@ HONEST: dict[str, tuple[str, str]] = {
         "assert math.floor(2.5) == 2\n"
         "assert list(itertools.islice(itertools.count(), 2)) == [0, 1]\n",
     ),
+    "tests-with-threads": (
+        "def square(x):\n    return x * x\n",
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "with ThreadPoolExecutor(4) as pool:\n"
+        "    assert list(pool.map(square, range(200))) == [x * x for x in range(200)]\n",
+    ),
     "top-level-output-and-recursion": (
         "print('program says hi')\n"
         "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",

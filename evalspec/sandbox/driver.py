@@ -704,6 +704,11 @@ class Peer:
         self.mine = Handles()
         self.encode = Encoder(self.mine, "K" if trusted else "H")
         self.decode = Decoder(self._proxy, self.mine, trusted)
+        # One exchange at a time: a test's threads would otherwise take each
+        # other's replies (re-entrant: callbacks are served inside a request).
+        import threading
+
+        self.lock = threading.RLock()
 
     def _proxy(self, number: int, kind: str, desc: str) -> Any:
         if self.trusted:
@@ -713,12 +718,13 @@ class Peer:
 
     def request(self, message: list[Any]) -> Any:
         """Send a request; serve the other side's requests until the reply comes."""
-        _send(self.wfd, message)
-        while True:
-            reply = _receive(self.rfd)
-            if reply[0] in ("ok", "err", "stop"):
-                return reply
-            self.serve_one(reply)
+        with self.lock:
+            _send(self.wfd, message)
+            while True:
+                reply = _receive(self.rfd)
+                if reply[0] in ("ok", "err", "stop"):
+                    return reply
+                self.serve_one(reply)
 
     def serve_one(self, message: list[Any]) -> None:
         """Answer one request (an exception in the callee is the reply, not ours)."""
