@@ -611,6 +611,7 @@ HONEST: dict[str, tuple[str, str]] = {
     "classes-and-methods": (
         "class Solution:\n"
         "    def __init__(self):\n        self.calls = 0\n"
+        "    def me(self):\n        return self\n"
         "    def two_sum(self, nums, target):\n"
         "        self.calls += 1\n"
         "        seen = {}\n"
@@ -618,6 +619,7 @@ HONEST: dict[str, tuple[str, str]] = {
         "            if target - n in seen:\n                return [seen[target - n], i]\n"
         "            seen[n] = i\n",
         "s = Solution()\nassert s.two_sum([2, 7, 11, 15], 9) == [0, 1]\n"
+        "assert s.me() is s and s.me() is s.me()\n"
         "assert s.calls == 1\ns.calls = 10\nassert s.calls == 10\nassert s is not None\n",
     ),
     "generators-and-iterators": (

@@ -709,12 +709,17 @@ class Peer:
         import threading
 
         self.lock = threading.RLock()
+        self.proxies: dict[int, Any] = {}
 
     def _proxy(self, number: int, kind: str, desc: str) -> Any:
-        if self.trusted:
-            cls = {"function": RemoteFunction, "iterator": RemoteIterator}.get(kind, RemoteObject)
-            return cls(self, number, desc)
-        return Callback(self, number, desc)
+        # One stand-in per object, so `is` means what it means on the other side.
+        if number not in self.proxies:
+            if self.trusted:
+                kinds = {"function": RemoteFunction, "iterator": RemoteIterator}
+                self.proxies[number] = kinds.get(kind, RemoteObject)(self, number, desc)
+            else:
+                self.proxies[number] = Callback(self, number, desc)
+        return self.proxies[number]
 
     def request(self, message: list[Any]) -> Any:
         """Send a request; serve the other side's requests until the reply comes."""
