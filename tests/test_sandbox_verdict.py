@@ -620,6 +620,7 @@ HONEST: dict[str, tuple[str, str]] = {
         "            seen[n] = i\n",
         "s = Solution()\nassert s.two_sum([2, 7, 11, 15], 9) == [0, 1]\n"
         "assert s.me() is s and s.me() is s.me()\n"
+        "assert isinstance(s, Solution) and not isinstance(3, Solution)\n"
         "assert s.calls == 1\ns.calls = 10\nassert s.calls == 10\nassert s is not None\n",
     ),
     "generators-and-iterators": (

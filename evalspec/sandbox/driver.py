@@ -687,6 +687,7 @@ def _op(name: str, obj: Any, args: list[Any]) -> Any:
             pos=operator.pos, abs=abs, invert=operator.invert, bool=bool, len=len,
             hash=hash, int=int, float=float, index=operator.index, iter=iter, str=str,
             repr=repr, round=round, next=next,
+            isinstance=lambda cls, obj: type.__instancecheck__(cls, obj),
         )  # fmt: skip
     if name.startswith("r") and name[1:] in _OPS and name not in _OPS:
         return _OPS[name[1:]](args[0], obj)
@@ -1069,6 +1070,20 @@ def _repr_or_str(kind: str) -> Any:
     return method
 
 
+def _instancecheck(self: Remote, instance: Any) -> bool:
+    """``isinstance(x, ProgramClass)``: only a program object can be one; the
+    program's class says (by ``type.__instancecheck__``, never a metaclass's)."""
+    if not isinstance(instance, Remote):
+        return False
+    peer: Peer = object.__getattribute__(self, "_peer")
+    number = object.__getattribute__(self, "_number")
+    found = self._ask(["op", "isinstance", number, peer.encode([instance])])
+    if type(found) is not bool:
+        raise _violation("isinstance() of a program class gave no bool")
+    return found
+
+
+setattr(RemoteObject, "__instancecheck__", _instancecheck)  # noqa: B010
 setattr(RemoteObject, "__repr__", _repr_or_str("repr"))  # noqa: B010 - replaces Remote's
 setattr(RemoteObject, "__str__", _repr_or_str("str"))  # noqa: B010
 
