@@ -459,6 +459,12 @@ ATTACKS: dict[str, tuple[str, str]] = {
         "def f(x):\n    return Fake()\n",
         "assert isinstance(f(1), int) and f(1) == 2\n",
     ),
+    "context-manager-swallows-the-failure": (
+        "class Quiet:\n"
+        "    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, *exc):\n        return True\n" + WRONG,
+        "with Quiet():\n    assert add(2, 3) == 5\n",
+    ),
     "caught-violation-still-fails": (
         "class AlwaysEqual:\n    def __eq__(self, other):\n        return True\n"
         "def add(a, b):\n    return AlwaysEqual()\n",
@@ -693,6 +699,14 @@ HONEST: dict[str, tuple[str, str]] = {
         "from concurrent.futures import ThreadPoolExecutor\n"
         "with ThreadPoolExecutor(4) as pool:\n"
         "    assert list(pool.map(square, range(200))) == [x * x for x in range(200)]\n",
+    ),
+    "context-manager": (
+        "class Box:\n"
+        "    opened = 0\n"
+        "    def __enter__(self):\n        Box.opened += 1\n        return self\n"
+        "    def __exit__(self, *exc):\n        Box.opened -= 1\n"
+        "    def count(self):\n        return Box.opened\n",
+        "with Box() as b:\n    assert b.count() == 1\nassert Box().count() == 0\n",
     ),
     "top-level-output-and-recursion": (
         "print('program says hi')\n"

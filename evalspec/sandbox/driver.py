@@ -1083,6 +1083,19 @@ def _instancecheck(self: Remote, instance: Any) -> bool:
     return found
 
 
+def _enter(self: Remote) -> Any:
+    return self.__getattr__("__enter__")()
+
+
+def _exit(self: Remote, *_exc: object) -> bool:
+    # The program's __exit__ runs, but never decides whether a failure in the
+    # with-block counts: it is told nothing of it and cannot suppress it.
+    self.__getattr__("__exit__")(None, None, None)
+    return False
+
+
+setattr(RemoteObject, "__enter__", _enter)  # noqa: B010
+setattr(RemoteObject, "__exit__", _exit)  # noqa: B010
 setattr(RemoteObject, "__instancecheck__", _instancecheck)  # noqa: B010
 setattr(RemoteObject, "__repr__", _repr_or_str("repr"))  # noqa: B010 - replaces Remote's
 setattr(RemoteObject, "__str__", _repr_or_str("str"))  # noqa: B010
