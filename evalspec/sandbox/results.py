@@ -17,8 +17,10 @@ STATUSES: tuple[Status, ...] = ("pass", "fail", "timeout", "killed", "oom", "san
 class RunResult:
     """The verdict of one program (extracted code followed by one test program).
 
-    ``returncode`` is the program's exit status (negative: killed by that
-    signal), or the sandbox launcher's when the program's is unknown.
+    ``returncode`` is the program's exit status when it ended before the
+    tests did, else the test process's (0 when every test statement held, 1
+    when one failed); negative: killed by that signal; the sandbox launcher's
+    when neither is known.
     ``truncated`` is true when stdout or stderr went over the output cap.
     ``detail`` says why the status is what it is, in one line.
     ``custom_types`` is the comparison policy the run used: ``"refused"`` (a
