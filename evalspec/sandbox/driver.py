@@ -789,7 +789,13 @@ class Peer:
     def _capture(self, target: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call ``target``; in the program process, what it prints goes back with the reply."""
         if self.trusted:
-            return "", target(*args, **kwargs)
+            try:
+                return "", target(*args, **kwargs)
+            except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+                # Called by the program, a test-side exit must not end the tests.
+                raise _violation(
+                    f"a test callable raised {type(exc).__name__} when the program called it"
+                ) from None
         import io
 
         buffer, saved = io.StringIO(), sys.stdout
@@ -1248,11 +1254,27 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
         traceback.print_exception(type(exc), exc, None)
         _fail(fd, f"the test program does not compile: {type(exc).__name__}: {exc}")
+    # The test program is __main__ (unittest.main() and pickle look there).
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(namespace)
+    sys.modules["__main__"] = main
+    sys.argv = [path]
     total = len(tree.body)
     for number, statement in enumerate(tree.body, 1):
         try:
             code = compile(ast.Module(body=[statement], type_ignores=[]), path, "exec")
-            exec(code, namespace)
+            exec(code, main.__dict__)
+        except SystemExit as exc:
+            # Only the test program itself can raise it here (a program's exit
+            # is its process's, and a test callable's exit during a call from
+            # the program is refused): sys.exit(0) or unittest.main() with
+            # every test passed ends the test program successfully.
+            if exc.code in (None, 0, False) and not _violations:
+                break
+            why = _violations[0] if _violations else f"SystemExit: {exc.code!r}"
+            _fail(fd, f"test statement {number} of {total} (line {statement.lineno}): {why}")
         except BaseException as exc:
             sys.stdout.flush()
             tb = exc.__traceback__
