@@ -61,9 +61,16 @@ to world-writable directories below the namespace tier (bounded by
 RLIMIT_FSIZE per file, removed afterwards), and talks to the host kernel
 directly. The tier is reported on every result; docs/sandbox.md is the
 threat model, with the test that shows each claim.
-The per-run nonce that makes a pass lives in the driver's memory, so it stops
-``os._exit(0)``/``sys.exit(0)``/printing a fake marker, not a program that
-deliberately digs through its own interpreter.
+
+Verdicts are decided outside the program's process (see
+:mod:`evalspec.sandbox.driver` and docs/sandbox.md ("Verdicts")): the program runs
+in one process that never holds the tests, the expected values or the
+nonce, and has no descriptor to the harness; the test statements run in a
+second, trusted process with pristine builtins, calling the program's names
+through proxies whose arguments and results cross as plain data, so every
+comparison is decided there with built-in semantics. A value of a
+program-defined type in a comparison or truth test fails the run unless the
+sandbox was made with ``trust_custom_types=True``.
 
 Running model output needs an explicit opt-in: see :func:`require_opt_in`.
 """

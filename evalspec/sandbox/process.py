@@ -27,6 +27,7 @@ import attrs
 import evalspec.sandbox.cgroups as cgroups
 import evalspec.sandbox.interrupt as interrupt
 import evalspec.sandbox.uids as uids
+import evalspec.sandbox.verdict as protocol
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.removal import Leftovers, remove_tree
 from evalspec.sandbox.results import RunResult, Status
@@ -101,17 +102,38 @@ class _Stream:
 
 @attrs.define
 class _Status:
-    """Parses the driver's status lines; lines the program forges are ignored."""
+    """Parses the status lines of the driver's supervisor and test process.
+
+    The program under test has no descriptor to this channel (see
+    :mod:`evalspec.sandbox.driver`); the nonce guards against a line reaching
+    it some other way.
+    """
 
     nonce: str
     ready: bool = False
     setup_error: str | None = None
     finished: bool = False
     memory_error: bool = False
-    exit_code: int | None = None
-    cpu: float | None = None
+    failure: str | None = None
+    test_code: int | None = None
+    program_code: int | None = None
+    program_first: bool = False
+    test_cpu: float = 0.0
+    program_cpu: float = 0.0
     seen: int = 0
     partial: bytes = b""
+
+    @property
+    def exit_code(self) -> int | None:
+        """The program's exit status when it ended before the tests, else the tests'."""
+        if self.program_first and self.program_code is not None:
+            return self.program_code
+        return self.test_code
+
+    @property
+    def cpu(self) -> float | None:
+        """CPU seconds of the program and the test process together."""
+        return None if self.test_code is None else self.test_cpu + self.program_cpu
 
     def feed(self, chunk: bytes) -> None:
         self.seen += len(chunk)
@@ -129,16 +151,21 @@ class _Status:
             self.setup_error = line[2:]
         elif line == "M" and self.ready:
             self.memory_error = True
+        elif line.startswith("F ") and self.ready and self.failure is None:
+            self.failure = line[2:]
         elif line == "P " + self.nonce and self.ready:
             self.finished = True
+        elif line == "G" and self.ready:
+            self.program_first = True
         elif line.startswith("W "):
-            # The supervisor writes W last, after every descendant is dead, so
-            # the last W wins over any a program wrote to fake it.
+            # The supervisor writes W last, after every process of the run is dead.
             parts = line.split()
             try:
-                self.exit_code, self.cpu = int(parts[1]), float(parts[2])
+                self.test_code = int(parts[1])
+                self.program_code = None if parts[2] == "alive" else int(parts[2])
+                self.test_cpu, self.program_cpu = float(parts[3]), float(parts[4])
             except (IndexError, ValueError):
-                self.exit_code = self.cpu = None
+                self.test_code = self.program_code = None
 
 
 def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
@@ -237,15 +264,29 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
-    """Run ``source`` as one program under ``plan`` and ``limits``.
+def execute(
+    plan: LaunchPlan,
+    source: str,
+    limits: Limits,
+    test: str = "",
+    *,
+    trust_custom_types: bool = False,
+) -> RunResult:
+    """Run the program ``source`` against the test program ``test`` under ``plan``.
 
-    Never raises for anything the program did; what it left behind is removed
-    (and what could not be is named in the result's detail).
+    The test runs in its own process and reaches the program's names only
+    through the driver's proxies (see :mod:`evalspec.sandbox.driver`); an
+    empty ``test`` passes when the program runs to its end. Never raises for
+    anything the program did; what it left behind is removed (and what could
+    not be is named in the result's detail).
     """
     started = time.monotonic()
     if interrupt.stopping():
         return _error(plan, started, "not started: the harness is stopping (SIGINT/SIGTERM)")
+    nonce = secrets.token_hex(16)
+    job = protocol.job(nonce, test, source, trust_custom_types=trust_custom_types)
+    if plan.run_as is None and plan.owner is None and not plan.per_run_uid:
+        protocol.guard_harness()
     lease: uids.Lease | None = None
     base: str | None = None
     group: cgroups.RunGroup | None = None
@@ -264,12 +305,12 @@ def execute(plan: LaunchPlan, source: str, limits: Limits) -> RunResult:
                 base = _make_base(plan)
             except OSError as exc:
                 return _error(plan, started, f"cannot make a temporary directory: {exc}")
-        nonce = secrets.token_hex(16)
         try:
             workdir = _make_workdir(plan, base, source)
         except OSError as exc:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
-        result = _launch(plan, limits, base, workdir, nonce, started, lease, group)
+        result = _launch(plan, limits, base, workdir, job, nonce, started, lease, group)
+        result = attrs.evolve(result, custom_types=protocol.custom_types(trust_custom_types))
     finally:
         with interrupt.shielded():
             left = _clean_up(plan, base, lease, group)
@@ -392,6 +433,7 @@ def _launch(
     limits: Limits,
     base: str,
     workdir: str,
+    job: bytes,
     nonce: str,
     started: float,
     lease: uids.Lease | None = None,
@@ -445,7 +487,7 @@ def _launch(
             group.add(proc.pid)
         interrupt.register(proc, lease.uid if lease is not None else None, group)
     try:
-        return _follow(plan, limits, proc, status_r, nonce, started, group)
+        return _follow(plan, limits, proc, status_r, job, nonce, started, group)
     except BaseException:
         _kill_group(proc)  # an exception (Interrupted included) must not leave it running
         for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -463,19 +505,16 @@ def _follow(
     limits: Limits,
     proc: subprocess.Popen[bytes],
     status_r: int,
+    job: bytes,
     nonce: str,
     started: float,
     group: cgroups.RunGroup | None = None,
 ) -> RunResult:
-    """Feed the nonce, read every stream until the run ends, and say what happened."""
+    """Feed the job, read every stream until the run ends, and say what happened."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     inodes = {f"pipe:[{os.fstat(f).st_ino}]" for f in (proc.stdout.fileno(), proc.stderr.fileno())}
     inodes.add(f"pipe:[{os.fstat(status_r).st_ino}]")
-    with contextlib.suppress(OSError):
-        # 33 bytes: far below any pipe's buffer, so this never blocks.
-        proc.stdin.write(nonce.encode("ascii") + b"\n")
-    with contextlib.suppress(OSError):
-        proc.stdin.close()
+    protocol.feed(proc.stdin, job)
 
     out, err = _Stream(limits.output_bytes), _Stream(limits.output_bytes)
     status = _Status(nonce)
@@ -611,23 +650,26 @@ def _classify(
         return "sandbox_error", f"the sandbox failed to start (launcher exit status {launcher_rc})"
     if timed_out:
         return "timeout", f"wall-clock limit of {limits.wall_seconds:g} s exceeded"
-    code = status.exit_code
-    if code is None:
+    if status.test_code is None:
         return "killed", f"the sandbox supervisor died (exit status {launcher_rc})"
-    if code < 0:
+    if status.finished and status.test_code == 0 and launcher_rc == 0:
+        return "pass", "every test statement ran and held"
+    # A signal ends the run's story only for the process that ended first.
+    ended = [("test process", status.test_code, status.test_cpu)]
+    if status.program_first and status.program_code is not None:
+        ended.insert(0, ("program", status.program_code, status.program_cpu))
+    for who, code, cpu in ended:
+        if code >= 0:
+            continue
         sig = -code
-        if sig == signal.SIGXCPU or (
-            sig == signal.SIGKILL and (status.cpu or 0.0) >= limits.cpu_seconds
-        ):
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= limits.cpu_seconds):
             return "timeout", f"CPU limit of {limits.cpu_seconds} s exceeded"
-        return "killed", f"killed by signal {_signame(sig)}"
+        return "killed", f"the {who} was killed by signal {_signame(sig)}"
     if status.memory_error:
         return "oom", f"MemoryError at the {limits.memory_bytes} byte address-space limit"
-    if code == 0 and status.finished and launcher_rc == 0:
-        return "pass", "the tests ran to their end and the program exited with status 0"
-    if code == 0:
-        return "fail", "exit status 0 but the tests did not run to their end"
-    return "fail", f"exit status {code}"
+    if status.failure:
+        return "fail", status.failure
+    return "fail", f"exit status {status.exit_code}"
 
 
 def _signame(sig: int) -> str:

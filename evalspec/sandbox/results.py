@@ -17,10 +17,16 @@ STATUSES: tuple[Status, ...] = ("pass", "fail", "timeout", "killed", "oom", "san
 class RunResult:
     """The verdict of one program (extracted code followed by one test program).
 
-    ``returncode`` is the program's exit status (negative: killed by that
-    signal), or the sandbox launcher's when the program's is unknown.
+    ``returncode`` is the program's exit status when it ended before the
+    tests did, else the test process's (0 when every test statement held, 1
+    when one failed); negative: killed by that signal; the sandbox launcher's
+    when neither is known.
     ``truncated`` is true when stdout or stderr went over the output cap.
     ``detail`` says why the status is what it is, in one line.
+    ``custom_types`` is the comparison policy the run used: ``"refused"`` (a
+    test that compares or truth-tests a value of a program-defined type
+    fails) or ``"trusted"`` (those operations were delegated to the program,
+    which then decides them: weaker, see ``Sandbox(trust_custom_types=...)``).
     """
 
     status: Status
@@ -33,6 +39,7 @@ class RunResult:
     detail: str = ""
     cpu_seconds: float | None = None
     python: str = ""
+    custom_types: str = "refused"
 
     @property
     def passed(self) -> bool:
@@ -56,6 +63,7 @@ class TaskResult:
     results: tuple[RunResult, ...]
     tier: str
     tests: int
+    custom_types: str = "refused"
 
     @property
     def passed(self) -> bool:
@@ -82,5 +90,6 @@ class TaskResult:
             "status": self.status,
             "tier": self.tier,
             "tests": self.tests,
+            "custom_types": self.custom_types,
             "results": [r.to_dict() for r in self.results],
         }

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+import evalspec.sandbox.verdict as verdict
 from evalspec.sandbox.errors import NoTestsError, SandboxUnavailable, WeakIsolationWarning
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.process import LaunchPlan, execute
@@ -26,6 +27,13 @@ class Sandbox:
     instance to compare tiers or test a weaker one. ``python`` pins the
     interpreter programs run under and ``unshare`` the util-linux ``unshare``
     binary (both found automatically by default).
+
+    ``trust_custom_types`` is the escape hatch for test suites that compare
+    values of the program's own classes (``assert Point(1, 2) == p``): such
+    comparisons, truth tests, ``len``, hashing and iteration are then
+    delegated to the program instead of failing the run. That lets the
+    program decide those outcomes (an ``__eq__`` that is always true passes),
+    so it is off by default and every result names it (``custom_types``).
     """
 
     def __init__(
@@ -36,6 +44,7 @@ class Sandbox:
         tier: str | None = None,
         python: str | None = None,
         unshare: str | None = None,
+        trust_custom_types: bool = False,
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
@@ -67,6 +76,9 @@ class Sandbox:
                 WeakIsolationWarning,
                 stacklevel=2,
             )
+        if type(trust_custom_types) is not bool:
+            raise TypeError(f"trust_custom_types must be a bool, got {trust_custom_types!r}")
+        self.trust_custom_types = trust_custom_types
         self.limits = limits if limits is not None else Limits()
         self._plan: LaunchPlan = plan
 
@@ -81,15 +93,24 @@ class Sandbox:
         return self._plan.python_version or self._plan.python
 
     def __repr__(self) -> str:
-        return f"Sandbox(tier={self.tier!r}, python={self.python!r}, limits={self.limits!r})"
+        trust = ", trust_custom_types=True" if self.trust_custom_types else ""
+        return f"Sandbox(tier={self.tier!r}, python={self.python!r}, limits={self.limits!r}{trust})"
 
     def run(self, code: str, test: str, *, limits: Limits | None = None) -> RunResult:
-        """Run one program: ``code`` followed by the test program ``test``.
+        """Run the program ``code`` against the test program ``test``.
 
-        It passes only when it exits with status 0 *and* the driver saw the
-        test program run to its end (a per-run nonce printed after it).
+        The test runs in its own process with pristine builtins, reaching
+        ``code``'s top-level names through proxies whose arguments and results
+        cross as plain data; the run passes only when every test statement
+        ran and held (see :mod:`evalspec.sandbox.driver`).
         """
-        return execute(self._plan, code + "\n" + test, limits or self.limits)
+        return execute(
+            self._plan,
+            code,
+            limits or self.limits,
+            test,
+            trust_custom_types=self.trust_custom_types,
+        )
 
     def run_tests(
         self, code: str, tests: Sequence[str], *, limits: Limits | None = None
@@ -109,7 +130,12 @@ class Sandbox:
             results.append(result)
             if not result.passed:
                 break
-        return TaskResult(results=tuple(results), tier=self.tier, tests=len(tests))
+        return TaskResult(
+            results=tuple(results),
+            tier=self.tier,
+            tests=len(tests),
+            custom_types=verdict.custom_types(self.trust_custom_types),
+        )
 
     def iter_map(
         self,
