@@ -37,6 +37,10 @@ CHUNK_BYTES = 4 << 20
 MIN_BYTES_PER_JOB = 16 << 20
 """The default ``--jobs`` gives each worker at least this much of the file."""
 
+FAST_PATH_MIN_BYTES = 256 << 10
+"""Input smaller than this skips the fast path: building its decoders (and
+importing msgspec) costs more than it saves on a few hundred lines."""
+
 
 @attrs.frozen
 class ChunkResult:
@@ -119,7 +123,7 @@ def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | Non
     n = len(lines)
     # The hot loop runs in C (map); only lines the fast path cannot vouch for
     # (None) come back to Python, found with list.index.
-    got: list[str | None] = list(map(fast.vouch_id, lines)) if fast is not None else [None] * n
+    got: list[str | None] = fast.vouch_ids(lines, data) if fast is not None else [None] * n
     errors: list[LineResult] = []
     skipped = array("q")
     blanks = 0
@@ -230,8 +234,10 @@ def iter_problems(
         tally.size = st.st_size if regular else 0
         n_jobs = default_jobs(tally.size) if jobs is None else max(1, jobs)
         if not regular or n_jobs == 1 or tally.size <= chunk_bytes:
-            fast_path = FastPath(spec) if fast else None
+            fast_path = None
             for start, data in _blocks(f, chunk_bytes):
+                if fast and fast_path is None and start + len(data) >= FAST_PATH_MIN_BYTES:
+                    fast_path = FastPath(spec)  # the same verdicts, sooner on big input
                 result = check_block(data, start, spec, fast_path)
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
                 first_line += result.lines

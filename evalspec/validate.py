@@ -26,15 +26,15 @@ import attrs
 
 from evalspec.fewshot import find_embedded_few_shot
 from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.model import EXAMPLE_FIELDS as EXAMPLE_KEYS
+from evalspec.model import FIELDS as FIELDS
+from evalspec.model import OPTIONAL_FIELDS as OPTIONAL_FIELDS
+from evalspec.model import REQUIRED_FIELDS as REQUIRED_FIELDS
 from evalspec.model import ErrorRecord, TaskSpec
 from evalspec.registry import Registry, default_registry
 from evalspec.rules import MAX_FEW_SHOT
 from evalspec.versions import SpecVersion
 
-REQUIRED_FIELDS = ("task_id", "category", "prompt", "targets", "metric_name", "post_process")
-OPTIONAL_FIELDS = ("few_shot_examples", "metadata")
-FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
-EXAMPLE_KEYS = ("prompt", "completion")
 MAX_TEXT = 1000
 """Error records carry at most this many characters of the offending line."""
 

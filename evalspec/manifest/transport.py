@@ -77,7 +77,11 @@ def open_source(uri: str, storage_options: Mapping[str, Any] | None = None) -> I
         fs, path = fsspec.core.url_to_fs(uri, **options)
     except ImportError as exc:
         package = _BACKEND_PACKAGES.get(scheme, f"the fsspec backend for {scheme}://")
-        hint = "pip install 'evalspec-contract[manifest]'" if package == "s3fs" else f"install {package}"
+        hint = (
+            "pip install 'evalspec-contract[manifest]'"
+            if package == "s3fs"
+            else f"install {package}"
+        )
         raise MissingExtraError(f"fetching {scheme}:// URIs needs {package}; {hint}") from exc
     except ValueError as exc:  # fsspec: "Protocol not known"
         raise ManifestError(f"{uri}: {exc}") from exc
