@@ -141,6 +141,8 @@ class FastPath:
                 for rule in frozenset(cat.post_processes) & rules:
                     legal[(name, metric, rule)] = single
         typed = _typed_vouchers(spec) if use_msgspec else None
+        self.parser: str
+        """``"msgspec"``, ``"orjson"`` or ``"json"``: what the fast path decodes with."""
         if typed is not None:
             self.parser = "msgspec"
             vouch, vouch_id, unescaped = typed
@@ -149,8 +151,6 @@ class FastPath:
             self.parser = "orjson" if loads is not None else "json"
             vouch = _make_vouch(legal, loads, False)
             vouch_id = unescaped = _make_vouch(legal, loads, True)
-        self.parser: str
-        """``"msgspec"``, ``"orjson"`` or ``"json"``: what the fast path decodes with."""
         self.vouch: Callable[[bytes], dict[str, Any] | None] = vouch
         """``vouch(raw)``: the decoded task when ``raw`` (one line, with or without its
         end of line) is certainly valid at stages 1-5; otherwise ``None`` (ask the
@@ -223,8 +223,8 @@ def _typed_decoder(spec: SpecVersion) -> tuple[Any, dict[type, str]] | None:
             (task_id, Annotated[str, non_empty]),
             (prompt, Annotated[str, non_empty]),
             (targets, answers),
-            (metric_name, Literal[allowed_metrics]),  # type: ignore[valid-type]
-            (post_process, Literal[allowed_rules]),  # type: ignore[valid-type]
+            (metric_name, Literal[allowed_metrics]),
+            (post_process, Literal[allowed_rules]),
         ]
         struct = msgspec.defstruct(
             f"Task{len(structs)}",

@@ -27,7 +27,6 @@ import attrs
 
 from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
-from evalspec.registry import default_registry
 from evalspec.validate import LineResult, duplicate_record, line_verdict
 from evalspec.versions import SpecVersion
 
@@ -182,10 +181,14 @@ def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(spec_version: int | None, fast: bool) -> None:
+def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
+    from evalspec.snapshot import decode_spec
+
     # Ctrl-C is the parent's to handle: it stops the pool and exits 130.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    spec = default_registry(spec_version).spec
+    # The parent's spec version, sent as JSON-ready data (it pickles under
+    # spawn too): a worker neither loads plugins nor reads the project.
+    spec = decode_spec(spec_doc)
     _worker["spec"] = spec
     _worker["fast"] = FastPath(spec) if fast else None
 
@@ -215,17 +218,23 @@ def iter_problems(
     on_chunk: Callable[[Tally], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     fast: bool = True,
+    spec: SpecVersion | None = None,
 ) -> Iterator[LineResult]:
     """The invalid lines of ``path`` in line order, exactly as :func:`iter_validate`
     reports them, checked in ``jobs`` processes (default: :func:`default_jobs`).
 
     ``tally`` (if given) holds the running counts; ``on_chunk`` is called after
-    each chunk (for progress). Only task ids are kept in memory.
+    each chunk (for progress). ``spec`` is the spec version to check against
+    (default: that of :func:`~evalspec.registry.default_registry` at
+    ``spec_version``). Only task ids are kept in memory.
 
     :raises OSError: the file cannot be opened or read.
     """
     tally = tally if tally is not None else Tally()
-    spec = default_registry(spec_version).spec
+    if spec is None:
+        from evalspec.registry import default_registry
+
+        spec = default_registry(spec_version).spec
     seen = IdTable()
     first_line = 1
     with open(path, "rb") as f:
@@ -244,10 +253,12 @@ def iter_problems(
                 if on_chunk is not None:
                     on_chunk(tally)
             return
+        from evalspec.snapshot import encode_spec
+
         bounds = chunk_bounds(path, tally.size, chunk_bytes)
         spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
         pool = _context().Pool(
-            min(n_jobs, len(spans)), initializer=_init_worker, initargs=(spec_version, fast)
+            min(n_jobs, len(spans)), initializer=_init_worker, initargs=(encode_spec(spec), fast)
         )
         try:
             for result in pool.imap(_work, spans):

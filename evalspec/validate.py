@@ -20,21 +20,23 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
 from evalspec.fewshot import find_embedded_few_shot
 from evalspec.jsonline import decode_bytes, parse_line
-from evalspec.model import EXAMPLE_FIELDS as EXAMPLE_KEYS
+from evalspec.model import EXAMPLE_FIELDS, ErrorRecord, TaskSpec
 from evalspec.model import FIELDS as FIELDS
 from evalspec.model import OPTIONAL_FIELDS as OPTIONAL_FIELDS
 from evalspec.model import REQUIRED_FIELDS as REQUIRED_FIELDS
-from evalspec.model import ErrorRecord, TaskSpec
-from evalspec.registry import Registry, default_registry
 from evalspec.rules import MAX_FEW_SHOT
 from evalspec.versions import SpecVersion
 
+if TYPE_CHECKING:  # the registry (and pluggy) is imported only when one is built
+    from evalspec.registry import Registry
+
+EXAMPLE_KEYS = EXAMPLE_FIELDS  # the field names live in evalspec.model
 MAX_TEXT = 1000
 """Error records carry at most this many characters of the offending line."""
 
@@ -344,6 +346,8 @@ def check_object(obj: Any, spec: SpecVersion) -> list[Problem]:
 
 def _resolve(registry: Registry | None, spec_version: int | None) -> SpecVersion:
     if registry is None:
+        from evalspec.registry import default_registry
+
         return default_registry(spec_version).spec
     if spec_version is not None and spec_version != registry.version:
         return registry.at_version(spec_version).spec

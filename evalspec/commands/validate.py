@@ -10,7 +10,6 @@ from typing import Any
 
 from evalspec.formats import FORMATS, FileReport, render_reports
 from evalspec.model import ErrorRecord
-from evalspec.registry import default_registry
 from evalspec.validate import ValidationResult
 
 
@@ -64,8 +63,11 @@ def format_error(path: str, e: ErrorRecord) -> str:
 def run(args: argparse.Namespace) -> int:
     from evalspec.parallel import Tally, iter_problems
     from evalspec.progress import Progress
+    from evalspec.snapshot import spec_in_force
 
-    default_registry(args.spec_version)  # plugin errors surface before any file is read
+    # The spec version in force, from the registry snapshot when it is current;
+    # plugin errors surface before any file is read.
+    spec = spec_in_force(args.spec_version)
     reports: list[dict[str, Any]] = []
     file_reports: list[FileReport] = []
     io_failed = problems = False
@@ -81,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
                 jobs=getattr(args, "jobs", None),
                 tally=tally,
                 on_chunk=progress.update,
+                spec=spec,
             ):
                 if args.format == "text":
                     for e in verdict.errors:
