@@ -279,6 +279,7 @@ def _typed_vouchers(
         _depth,
     )
     deep_bytes = 2 * TYPED_MAX_DEPTH  # fewer bytes cannot nest deeper
+    metadata_key = b',"' + OPTIONAL_FIELDS[1].encode() + b'":'
     task_id, category, prompt, targets, metric_name, post_process = REQUIRED_FIELDS
     examples, metadata = OPTIONAL_FIELDS
     ex_prompt, ex_completion = EXAMPLE_FIELDS
@@ -313,9 +314,12 @@ def _typed_vouchers(
             if encoded.count(b":") != raw.count(b":"):
                 return None
             meta = task.metadata
+            # Metadata is encoded last, after the prompt (whose encoding is at least
+            # len(text) bytes long); a key is the only place `,"metadata":` can stand
+            # unescaped, and the top-level one comes first.
             if (
                 meta is not unset
-                and len(encoded) - len(text) > deep_bytes  # else too short to nest deeper
+                and len(encoded) - encoded.find(metadata_key, len(text)) > deep_bytes
                 and depth(meta) > TYPED_MAX_DEPTH
             ):
                 return None
