@@ -223,6 +223,10 @@ def throughput(
     parallel = times[f"evalspec validate --jobs {jobs}"]
     speedup = statistics.median(a / b for a, b in zip(single, parallel, strict=True))
     print(f"--jobs {jobs} speed-up over --jobs 1 (paired, median): {speedup:.2f}x")
+    if "baseline: evalspec validate --jobs 1" in times:
+        base = times["baseline: evalspec validate --jobs 1"]
+        ratio = statistics.median(a / b for a, b in zip(single, base, strict=True))
+        print(f"validate --jobs 1 / baseline validate --jobs 1 (paired, median): {ratio:.2f}x")
     for other in ("evalspec lint (the file as a layout's dataset)", "baseline: evalspec lint"):
         if other in times:
             ratio = statistics.median(a / b for a, b in zip(times[other], single, strict=True))

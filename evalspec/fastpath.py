@@ -140,7 +140,7 @@ class FastPath:
             for metric in frozenset(cat.metrics) & metrics:
                 for rule in frozenset(cat.post_processes) & rules:
                     legal[(name, metric, rule)] = single
-        typed = _typed_vouchers(spec) if use_msgspec else None
+        typed = _typed_vouchers(spec, legal) if use_msgspec else None
         self.parser: str
         """``"msgspec"``, ``"orjson"`` or ``"json"``: what the fast path decodes with."""
         if typed is not None:
@@ -186,58 +186,53 @@ TYPED_MAX_DEPTH = 256
 parser's limit, about 1000 levels, depends on the interpreter's stack)."""
 
 
-def _typed_decoder(spec: SpecVersion) -> tuple[Any, dict[type, str]] | None:
-    """A msgspec decoder of exactly the tasks that pass the field, type,
-    vocabulary and pair checks of ``spec`` (not the cross-field rules), and the
-    category of each of its structs; ``None`` without msgspec."""
+def _typed_decoder(
+    spec: SpecVersion, legal: dict[tuple[str, str, str], frozenset[str] | None]
+) -> Any | None:
+    """A msgspec decoder of the tasks whose fields, types and vocabularies are those
+    of ``spec`` (the category pairs and the cross-field rules are checked after);
+    ``None`` without msgspec.
+
+    One struct, not a union tagged by category: msgspec finds a tag that is not
+    the first key only by decoding the object twice.
+    """
     try:
         import msgspec
     except ImportError:  # the `fast` extra is optional
         return None
     from typing import Annotated, Literal
 
+    if not legal:
+        return None
     task_id, category, prompt, targets, metric_name, post_process = REQUIRED_FIELDS
     examples, metadata = OPTIONAL_FIELDS
-    metrics, rules = frozenset(spec.metrics), frozenset(spec.post_processes)
     unset, unset_type = msgspec.UNSET, msgspec.UnsetType
     non_empty = msgspec.Meta(min_length=1)
     example = msgspec.defstruct(
         "FewShotExample", [(key, str) for key in EXAMPLE_FIELDS], forbid_unknown_fields=True
     )
     few_shot = Annotated[list[example], msgspec.Meta(max_length=MAX_FEW_SHOT)]  # type: ignore[valid-type]
-    optional: list[tuple[str, Any, Any]] = [
+
+    def one_of(names: Any) -> Any:
+        return Literal[tuple(sorted(set(names)))]
+
+    fields: list[tuple[str, Any, Any]] = [
+        (task_id, Annotated[str, non_empty], msgspec.NODEFAULT),
+        (category, one_of(c for c, _, _ in legal), msgspec.NODEFAULT),
+        (prompt, Annotated[str, non_empty], msgspec.NODEFAULT),
+        (targets, Annotated[list[str], non_empty], msgspec.NODEFAULT),
+        (metric_name, one_of(m for _, m, _ in legal), msgspec.NODEFAULT),
+        (post_process, one_of(r for _, _, r in legal), msgspec.NODEFAULT),
         (examples, _union(few_shot, unset_type), unset),
         (metadata, _union(dict[str, Any], unset_type), unset),
     ]
-    structs: dict[type, str] = {}
-    for name, cat in spec.categories.items():
-        allowed_metrics = tuple(m for m in cat.metrics if m in metrics)
-        allowed_rules = tuple(r for r in cat.post_processes if r in rules)
-        if not allowed_metrics or not allowed_rules:
-            continue  # no task of this category can be valid: the precise path says why
-        answers: Any = Annotated[list[str], non_empty]
-        if cat.single_target_from:
-            one = msgspec.Meta(min_length=1, max_length=1)
-            answers = Annotated[list[Literal[tuple(cat.single_target_from)]], one]  # type: ignore[misc]
-        required: list[tuple[str, Any]] = [
-            (task_id, Annotated[str, non_empty]),
-            (prompt, Annotated[str, non_empty]),
-            (targets, answers),
-            (metric_name, Literal[allowed_metrics]),
-            (post_process, Literal[allowed_rules]),
-        ]
-        struct = msgspec.defstruct(
-            f"Task{len(structs)}",
-            [*required, *optional],
-            tag_field=category,  # the category is the struct's tag
-            tag=name,
-            forbid_unknown_fields=True,
-            gc=False,  # holds JSON values only: no cycles to collect
-        )
-        structs[struct] = name
-    if not structs:
-        return None
-    return msgspec.json.Decoder(_union(*structs)), structs
+    task = msgspec.defstruct(
+        "Task",
+        fields,
+        forbid_unknown_fields=True,
+        gc=False,  # holds JSON values only: no cycles to collect
+    )
+    return msgspec.json.Decoder(task)
 
 
 def _union(*types: Any) -> Any:
@@ -260,18 +255,18 @@ def _depth(node: Any) -> int:
 
 
 def _typed_vouchers(
-    spec: SpecVersion,
+    spec: SpecVersion, legal: dict[tuple[str, str, str], frozenset[str] | None]
 ) -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[bytes], Any]] | None:
     """``vouch``, ``vouch_id`` and ``vouch_id`` for lines known to hold no escaped colon."""
-    built = _typed_decoder(spec)
-    if built is None:
+    decoder = _typed_decoder(spec, legal)
+    if decoder is None:
         return None
     import msgspec
 
-    decoder, categories = built
+    pairs_of = legal.get
     decode, encode = decoder.decode, msgspec.json.Encoder().encode
     decode_errors = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
-    unset = msgspec.UNSET
+    unset, missing = msgspec.UNSET, _MISSING
     colons_end, embedded, maybe_embedded, depth = (
         _COLONS,
         find_embedded_few_shot,
@@ -279,7 +274,8 @@ def _typed_vouchers(
         _depth,
     )
     deep_bytes = 2 * TYPED_MAX_DEPTH  # fewer bytes cannot nest deeper
-    metadata_key = b',"' + OPTIONAL_FIELDS[1].encode() + b'":'
+    n_required, sep = len(REQUIRED_FIELDS), "\x00"
+    names_have_colons = any(":" in name for triple in legal for name in triple)
     task_id, category, prompt, targets, metric_name, post_process = REQUIRED_FIELDS
     examples, metadata = OPTIONAL_FIELDS
     ex_prompt, ex_completion = EXAMPLE_FIELDS
@@ -293,6 +289,11 @@ def _typed_vouchers(
                 task = decode(raw)
             except decode_errors:  # not JSON, not a task, or not one msgspec can vouch for
                 return None
+            single = pairs_of((task.category, task.metric_name, task.post_process), missing)
+            if single is not None and (
+                single is missing or len(task.targets) != 1 or task.targets[0] not in single
+            ):
+                return None  # not a legal pair, or not one of the category's letters
             tid = task.task_id
             # No whitespace. Every whitespace character but " " is non-printable, so
             # a printable id needs no split.
@@ -308,20 +309,27 @@ def _typed_vouchers(
                 pairs = [(ex.prompt, ex.completion) for ex in shots]
                 if embedded(text, pairs) is not None:
                     return None
-            # No duplicate keys (see the module docstring): the keys and string colons
-            # of the decoded task, re-encoded, against the colons of the raw line.
-            encoded = encode(task)
-            if encoded.count(b":") != raw.count(b":"):
-                return None
+            # No duplicate keys (see the module docstring): the decoded keys and the
+            # colons of the decoded strings against the colons of the raw line. The
+            # prompt is counted as a string; examples and metadata re-encoded (keys
+            # and strings are written back, colons unescaped).
+            keys_and_colons = n_required + text.count(":") + tid.count(":")
+            keys_and_colons += sep.join(task.targets).count(":")
+            if names_have_colons:
+                keys_and_colons += sep.join(
+                    (task.category, task.metric_name, task.post_process)
+                ).count(":")
+            if shots:
+                keys_and_colons += 1 + encode(shots).count(b":")
+            elif task.few_shot_examples is not unset:
+                keys_and_colons += 1  # an empty list
             meta = task.metadata
-            # Metadata is encoded last, after the prompt (whose encoding is at least
-            # len(text) bytes long); a key is the only place `,"metadata":` can stand
-            # unescaped, and the top-level one comes first.
-            if (
-                meta is not unset
-                and len(encoded) - encoded.find(metadata_key, len(text)) > deep_bytes
-                and depth(meta) > TYPED_MAX_DEPTH
-            ):
+            if meta is not unset:
+                encoded = encode(meta)
+                keys_and_colons += 1 + encoded.count(b":")
+                if len(encoded) > deep_bytes and depth(meta) > TYPED_MAX_DEPTH:
+                    return None  # fewer bytes cannot nest deeper
+            if keys_and_colons != raw.count(b":"):
                 return None
             return tid if want_id else task
 
@@ -338,7 +346,7 @@ def _typed_vouchers(
             return None
         obj = {
             task_id: task.task_id,
-            category: categories[type(task)],
+            category: task.category,
             prompt: task.prompt,
             targets: task.targets,
             metric_name: task.metric_name,
