@@ -339,6 +339,12 @@ def write(path: str, registry: Registry, spec_version: int | None) -> None:
     }
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
+    st = os.lstat(directory)
+    if not stat.S_ISDIR(st.st_mode) or (
+        hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022)
+    ):
+        # A symlink, or a directory someone else can write to: not ours to trust.
+        raise PermissionError(f"{directory} is not a private directory of this user")
     # A fresh file (never an existing one, never through a symlink) renamed over
     # the old: a reader sees the old snapshot or the new one, whole.
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}")

@@ -256,3 +256,17 @@ def test_the_snapshot_follows_every_input_of_its_key(tmp_path: Path) -> None:
     fixture = suite.site / "example_plugin" / "fixtures" / "translation.jsonl"
     fixture.write_bytes(fixture.read_bytes() + b"\n")
     changed(2)
+
+
+def test_no_snapshot_is_written_into_a_directory_others_can_write(
+    cache: Path, registry: Registry
+) -> None:
+    cache.mkdir(parents=True)
+    cache.chmod(0o777)
+    path = snapshot.snapshot_path(None)
+    with pytest.raises(PermissionError):
+        snapshot.write(path, registry, None)
+    assert not os.path.exists(path)
+    cache.chmod(0o700)
+    snapshot.write(path, registry, None)
+    assert snapshot.load(path, None) == registry.spec
