@@ -9,14 +9,14 @@ never change a verdict; it can only make valid lines cheaper.
 
 With msgspec installed (the ``fast`` extra) a C decoder does the field, type
 and vocabulary checks: the spec version in force becomes, at run time, one
-``msgspec.Struct`` per category (tagged by ``category``, unknown fields
-forbidden, ``metric_name`` and ``post_process`` as ``Literal`` vocabularies
-of what the category allows, a single target from its letters, at most
-:data:`~evalspec.rules.MAX_FEW_SHOT` examples, non-empty strings and lists)
-and ``metadata`` a mapping of JSON values nested at most :data:`MAX_DEPTH`
-deep. What is left in Python per line is a handful of C calls. Without
-msgspec, orjson (or the standard library) parses and Python checks the
-fields.
+``msgspec.Struct`` (unknown fields forbidden, ``category``, ``metric_name``
+and ``post_process`` as ``Literal`` vocabularies of the names in force, at
+most :data:`~evalspec.rules.MAX_FEW_SHOT` examples of exactly two strings,
+non-empty id, prompt and targets) with ``metadata`` any JSON object, nested
+at most :data:`TYPED_MAX_DEPTH` deep. The category pairs (and a single
+target from the category's letters) are one dict lookup; what is left in
+Python per line is a handful of C calls. Without msgspec, orjson (or the
+standard library) parses and Python checks the fields.
 
 What the precise path guards against and how the fast path keeps each hole
 closed:
@@ -29,12 +29,14 @@ closed:
   hold C' colons. If no string holds an escaped colon (``\\u003a``),
   C' <= C_raw, so ``P + C' == raw.count(b":")`` forces P == K: no
   duplicates, at any depth. When the equation fails, the line goes to the
-  precise path. With msgspec, P + C' is the colon count of the decoded task
-  re-encoded (keys and strings are written back, colons unescaped; absent
-  optional fields are not written).
-- **Integers beyond 64 bits.** msgspec decodes them exactly into ``Any``;
-  the typed metadata takes 64-bit integers only, so a bigger one goes to the
-  precise path. orjson turns them into floats; a float in a valid task can
+  precise path. With msgspec, P + C' is the fields present plus the colons
+  of the prompt, id and targets, counted as strings, plus the colons of the
+  examples and the metadata re-encoded (keys and strings are written back,
+  colons unescaped). An escape that could spell a colon (``\\u003``) is
+  searched for once per block of lines, and per line only in a block that
+  holds one.
+- **Integers beyond 64 bits.** msgspec decodes them exactly, as the precise
+  path does (up to the same digit limit). orjson turns them into floats; a float in a valid task can
   only sit in ``metadata``; such a float has magnitude >= 2**63, which
   ``orjson.dumps`` writes with an exponent, so metadata whose serialization
   holds ``e+`` is not vouched for. The stdlib keeps them as ints.
@@ -45,8 +47,10 @@ closed:
   orjson reject them all. With the stdlib parser, a ``\\ud``/``\\uD`` escape
   anywhere sends the line to the precise path.
 - **Nesting.** The precise parser's depth limit depends on the interpreter's
-  stack; metadata nested deeper than :data:`MAX_DEPTH` (msgspec and stdlib)
-  or than orjson serializes (255) is not vouched for.
+  stack; metadata nested deeper than :data:`TYPED_MAX_DEPTH` (msgspec: only
+  metadata re-encoded in more than twice as many bytes is walked),
+  :data:`MAX_DEPTH` (stdlib) or than orjson serializes (255) is not vouched
+  for.
 - **Cross-field rules** (an id without whitespace, a prompt that does not
   end in whitespace, no few-shot block embedded in the prompt) stay in
   Python, each a C call or two on the common line.
