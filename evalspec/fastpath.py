@@ -134,8 +134,13 @@ class FastPath:
     __slots__ = ("_vouch_id_unescaped", "parser", "vouch", "vouch_id")
 
     def __init__(
-        self, spec: SpecVersion, *, use_msgspec: bool = True, use_orjson: bool = True
+        self, spec: SpecVersion, *, use_msgspec: bool | None = None, use_orjson: bool = True
     ) -> None:
+        """Decode with msgspec, else orjson, else the standard library, as installed.
+
+        ``use_msgspec=False`` skips msgspec; ``use_orjson=False`` alone means the
+        standard library (as before msgspec was used).
+        """
         metrics, rules = frozenset(spec.metrics), frozenset(spec.post_processes)
         # (category, metric, rule) -> the allowed single targets, or None for any
         legal: dict[tuple[str, str, str], frozenset[str] | None] = {}
@@ -144,7 +149,8 @@ class FastPath:
             for metric in frozenset(cat.metrics) & metrics:
                 for rule in frozenset(cat.post_processes) & rules:
                     legal[(name, metric, rule)] = single
-        typed = _typed_vouchers(spec, legal) if use_msgspec else None
+        typed_first = use_orjson if use_msgspec is None else use_msgspec
+        typed = _typed_vouchers(spec, legal) if typed_first else None
         self.parser: str
         """``"msgspec"``, ``"orjson"`` or ``"json"``: what the fast path decodes with."""
         if typed is not None:

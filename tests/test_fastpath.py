@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,8 @@ def spec(registry: Registry) -> SpecVersion:
 @pytest.fixture(scope="module", params=PARSERS)
 def fast(request: pytest.FixtureRequest, registry: Registry) -> FastPath:
     parser = request.param
+    if parser != "json":
+        pytest.importorskip(parser)  # the `fast` extra
     fp = FastPath(registry.spec, use_msgspec=parser == "msgspec", use_orjson=parser != "json")
     assert fp.parser == parser
     return fp
@@ -498,3 +501,14 @@ def test_vouching_a_block_is_vouching_each_line(fast: FastPath, nasty: list[byte
     lines = [line.rstrip(b"\n") for line in [*nasty, _VALID]]
     block = b"\n".join(lines)
     assert fast.vouch_ids(lines, block) == [fast.vouch_id(line) for line in lines]
+
+
+def test_without_msgspec_the_fast_path_falls_back_to_orjson(
+    spec: SpecVersion, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("orjson")
+    monkeypatch.setitem(sys.modules, "msgspec", None)  # as if not installed
+    fast = FastPath(spec)
+    assert fast.parser == "orjson"
+    assert fast.vouch_id(_VALID) == "t1"
+    assert FastPath(spec, use_orjson=False).parser == "json"
