@@ -55,3 +55,15 @@ def test_a_semantic_finding_carries_its_line(layout: Path) -> None:
     data = lint_layout(Layout(layout), check_git=False).datasets[0]
     dup = [p.error for p in data.problems if p.error.rule == "duplicate_prompt"]
     assert dup and dup[0].text.startswith("{") and '"task_id": "x' in dup[0].text
+
+
+def test_an_unchanged_dataset_is_told_by_its_bytes(tmp_path: Path) -> None:
+    from evalspec.project.lint import _same_bytes
+
+    path = tmp_path / "d.jsonl"
+    data = b"x" * ((1 << 20) + 7)
+    path.write_bytes(data)
+    assert _same_bytes(path, data)
+    assert not _same_bytes(path, data[:-1] + b"y")
+    assert not _same_bytes(path, data + b"\n")
+    assert not _same_bytes(tmp_path / "missing.jsonl", data)

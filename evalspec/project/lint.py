@@ -513,7 +513,7 @@ class Linter:
         except ValueError:
             return
         old = gitrepo.show(root, self.base, rel)
-        if old is None or not _content_differs(old, new):
+        if old is None or not _content_differs(old, dataset, new):
             return  # new in this change, or unchanged
         old_card_text = gitrepo.show(root, self.base, crel)
         if old_card_text is None:
@@ -535,13 +535,30 @@ class Linter:
         )
 
 
-def _content_differs(old: bytes, new: _Hashed) -> bool:
-    if hashlib.sha256(old).digest() == new.bytes_hash:
+def _content_differs(old: bytes, dataset: Path, new: _Hashed) -> bool:
+    if _same_bytes(dataset, old):
         return False
     a = read_records(old)
     if a.complete and new.content_hash is not None:
         return content_hash(v for _, v in a.values) != new.content_hash
     return True
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    """Whether the file at ``path`` holds exactly ``data`` (compared block by block)."""
+    view = memoryview(data)
+    try:
+        with path.open("rb") as f:
+            if os.fstat(f.fileno()).st_size != len(data):
+                return False
+            at = 0
+            while block := f.read(1 << 20):
+                if view[at : at + len(block)] != block:
+                    return False
+                at += len(block)
+            return at == len(data)
+    except OSError:
+        return False
 
 
 # -- reading a dataset: one streaming pass -------------------------------------------
@@ -557,8 +574,6 @@ class _Hashed:
     content_hash: str | None
     """:func:`~evalspec.project.contenthash.content_hash` of its records, or ``None``
     when a line does not parse."""
-    bytes_hash: bytes
-    """SHA-256 of its bytes (to tell an unchanged file at once)."""
 
 
 def _read_dataset(
@@ -579,14 +594,12 @@ def _read_dataset(
     spec = registry.spec
     vouch = FastPath(spec).vouch
     records = hashlib.sha256()
-    raw_bytes = hashlib.sha256()
     complete = True
     tasks: list[tuple[int, TaskSpec]] = []
     first_seen: dict[str, int] = {}
     total = 0
     with dataset.open("rb") as f:
         for number, raw in enumerate(f, start=1):
-            raw_bytes.update(raw)
             obj = vouch(raw)
             if obj is not None:
                 value: Any = obj
@@ -615,7 +628,7 @@ def _read_dataset(
             result.problems.extend(Problem(result.path, e) for e in verdict.errors)
     result.tasks = total
     hashed = PREFIX + records.hexdigest() if complete else None
-    return tasks, _Hashed(hashed, raw_bytes.digest())
+    return tasks, _Hashed(hashed)
 
 
 _UNPARSED: Any = object()
