@@ -31,7 +31,13 @@ from evalspec.project.layout import Layout
 from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
 from evalspec.project.records import is_lfs_pointer, read_records
 from evalspec.registry import Registry, default_registry
-from evalspec.validate import LineResult, duplicate_record, line_content, line_verdict
+from evalspec.validate import (
+    LineResult,
+    duplicate_record,
+    line_content,
+    line_verdict,
+    read_lines,
+)
 
 _OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
 
@@ -599,7 +605,7 @@ def _read_dataset(
     first_seen: dict[str, int] = {}
     total = 0
     with dataset.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
+        for number, raw in enumerate(read_lines(f), start=1):
             obj = vouch(raw)
             if obj is not None:
                 value: Any = obj
@@ -653,7 +659,7 @@ def _line_texts(dataset: Path, wanted: set[int]) -> dict[int, str]:
         return texts
     last = max(wanted)
     with dataset.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
+        for number, raw in enumerate(read_lines(f), start=1):
             if number in wanted:
                 texts[number] = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
             if number >= last:
