@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from generate import generate  # noqa: E402  (a sibling script, not a package)
+from generate import MIXES  # noqa: E402  (a sibling script, not a package)
 
 PEERS = {  # approach -> (module it needs, what it reports)
     "msgspec": ("msgspec", "first error only"),
@@ -50,7 +50,12 @@ TIME = "/usr/bin/time"  # GNU time: its %M is the child's own peak RSS
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run(cmd: Sequence[str], out: str = os.devnull, ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
+def run(
+    cmd: Sequence[str],
+    out: str = os.devnull,
+    ok: tuple[int, ...] = (0,),
+    env: dict[str, str] | None = None,
+) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one command.
 
     Through GNU time when present: a child forked straight from this (larger)
@@ -59,7 +64,7 @@ def run(cmd: Sequence[str], out: str = os.devnull, ok: tuple[int, ...] = (0,)) -
     with tempfile.NamedTemporaryFile("r") as rss_file, open(out, "wb") as sink:
         timed = [TIME, "-f", "%M", "-o", rss_file.name, *cmd] if os.path.exists(TIME) else cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(timed, stdout=sink, stderr=subprocess.PIPE, env=ENV)
+        proc = subprocess.Popen(timed, stdout=sink, stderr=subprocess.PIPE, env=env or ENV)
         assert proc.stderr is not None
         err = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -74,15 +79,45 @@ def run(cmd: Sequence[str], out: str = os.devnull, ok: tuple[int, ...] = (0,)) -
     return elapsed, peak
 
 
-def ensure_file(n: int, path: Path) -> Path:
+def ensure_file(n: int, path: Path, mix: str = "default") -> Path:
     if not path.exists():
-        print(f"generating {n} tasks into {path} ...", file=sys.stderr)
+        print(f"generating {n} tasks ({mix} mix) into {path} ...", file=sys.stderr)
         tmp = path.with_suffix(".tmp")
         with tmp.open("wb") as f:
-            for line in generate(n):
+            for line in MIXES[mix](n):
                 f.write(line + b"\n")
         tmp.rename(path)
     return path
+
+
+def _baseline_env(baseline: Path | None) -> dict[str, str]:
+    """The environment that runs the evalspec source tree ``baseline`` instead."""
+    if baseline is None:
+        return ENV
+    return dict(ENV, PYTHONPATH=str(baseline), EVALSPEC_NO_PLUGIN_CACHE="")
+
+
+def _lint_layout(path: Path, root: Path) -> Path:
+    """An evals-as-code layout whose one dataset is ``path`` (hard-linked, or copied)."""
+    layout = root / "layout"
+    subprocess.run(
+        [sys.executable, "-m", "evalspec", "init", str(layout)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=ENV,
+    )
+    dataset = layout / "datasets" / "example.jsonl"
+    dataset.unlink()
+    try:
+        os.link(path, dataset)
+    except OSError:
+        shutil.copyfile(path, dataset)
+    # The generators' labels, so that lint reports problems, not 98% illegal labels.
+    (layout / "config" / "labels.yaml").write_text(
+        "labels:\n  difficulty: [easy, medium, hard]\n"
+        "  source: [synthetic, logged, curated]\nrequired: []\n"
+    )
+    return layout
 
 
 def _burn(n: int) -> int:
@@ -108,7 +143,9 @@ def machine_parallelism(jobs: int) -> float:
     return serial / parallel
 
 
-def throughput(path: Path, repeats: int, jobs: int) -> None:
+def throughput(
+    path: Path, repeats: int, jobs: int, baseline: Path | None = None, lint: bool = False
+) -> None:
     with path.open("rb") as f:
         lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
     py = sys.executable
@@ -129,6 +166,12 @@ def throughput(path: Path, repeats: int, jobs: int) -> None:
             "same output as --jobs 1",
         ),
     }
+    if baseline is not None:
+        approaches["baseline: evalspec validate --jobs 1"] = (
+            [py, "-m", "evalspec", "validate", "--jobs", "1", str(path)],
+            lines,
+            "the --baseline source tree",
+        )
     for name, (module, reports) in PEERS.items():
         if importlib.util.find_spec(module) is None:
             print(f"skipping {name}: not installed (pip install '.[bench]')", file=sys.stderr)
@@ -137,17 +180,33 @@ def throughput(path: Path, repeats: int, jobs: int) -> None:
         label = name if limit == lines else f"{name} (first {limit} lines)"
         cmd = [py, str(HERE / "peers.py"), name, str(path), str(limit)]
         approaches[label] = (cmd, limit, reports)
+    tmp = tempfile.mkdtemp(prefix="evalspec-bench-")
+    if lint:
+        layout = _lint_layout(path, Path(tmp))
+        approaches["evalspec lint (the file as a layout's dataset)"] = (
+            [py, "-m", "evalspec", "lint", "--no-git", str(layout)],
+            lines,
+            "validation + data card, labels, semantic checks",
+        )
+        if baseline is not None:
+            approaches["baseline: evalspec lint"] = (
+                [py, "-m", "evalspec", "lint", "--no-git", str(layout)],
+                lines,
+                "the --baseline source tree",
+            )
     times: dict[str, list[float]] = {k: [] for k in approaches}
     rss: dict[str, list[int]] = {k: [] for k in approaches}
     outputs: dict[str, str] = {}
-    tmp = tempfile.mkdtemp(prefix="evalspec-bench-")
     try:
         for r in range(repeats):
             for name, (cmd, _, _) in approaches.items():
                 out = os.devnull
-                if name.startswith("evalspec") and r == 0:
+                ours = "evalspec validate" in name  # outputs compared: must be identical
+                if ours and r == 0:
                     out = outputs[name] = os.path.join(tmp, f"{len(outputs)}.txt")
-                seconds, peak = run(cmd, out, (0, 1) if name.startswith("evalspec") else (0,))
+                ok = (0, 1) if "evalspec" in name else (0,)
+                env = _baseline_env(baseline) if name.startswith("baseline") else ENV
+                seconds, peak = run(cmd, out, ok, env)
                 times[name].append(seconds)
                 rss[name].append(peak)
                 print(f"round {r + 1}: {name}: {seconds:.2f} s", file=sys.stderr)
@@ -160,10 +219,18 @@ def throughput(path: Path, repeats: int, jobs: int) -> None:
     print(
         f"\nfile: {path} ({lines} lines, {path.stat().st_size / 2**20:.0f} MiB), {repeats} rounds"
     )
-    print(f"--jobs 1 and --jobs {jobs} output identical: {same}")
+    print(f"output identical ({', '.join(outputs)}): {same}")
     parallel = times[f"evalspec validate --jobs {jobs}"]
     speedup = statistics.median(a / b for a, b in zip(single, parallel, strict=True))
     print(f"--jobs {jobs} speed-up over --jobs 1 (paired, median): {speedup:.2f}x")
+    if "baseline: evalspec validate --jobs 1" in times:
+        base = times["baseline: evalspec validate --jobs 1"]
+        ratio = statistics.median(a / b for a, b in zip(single, base, strict=True))
+        print(f"validate --jobs 1 / baseline validate --jobs 1 (paired, median): {ratio:.2f}x")
+    for other in ("evalspec lint (the file as a layout's dataset)", "baseline: evalspec lint"):
+        if other in times:
+            ratio = statistics.median(a / b for a, b in zip(times[other], single, strict=True))
+            print(f"{other} / validate --jobs 1 (paired, median): {ratio:.2f}x")
     print(
         f"(calibration: a trivial CPU-bound pool of {jobs} ran {machine_parallelism(jobs):.2f}x "
         "faster than one process on this machine just now)\n"
@@ -201,7 +268,7 @@ def _fake_site(root: Path, n: int) -> None:
         (info / "entry_points.txt").write_text(f"[console_scripts]\nfake{i} = fake{i}:main\n")
 
 
-def startup(repeats: int) -> None:
+def startup(repeats: int, baseline: Path | None = None) -> None:
     py = sys.executable
     fixture = str(ROOT / "fixtures" / "tasks.jsonl")
     validate = [py, "-m", "evalspec", "validate", fixture]
@@ -212,14 +279,21 @@ def startup(repeats: int) -> None:
         ("python -c pass", [py, "-c", "pass"], env),
         ("python -c 'import evalspec'", [py, "-c", "import evalspec"], env),
         ("evalspec validate fixtures/tasks.jsonl", validate, env),
-        ("  same, plugin cache off", validate, nocache),
+        ("  same, plugin cache and snapshot off", validate, nocache),
     ]
+    if baseline is not None:
+        old = _baseline_env(baseline)
+        subprocess.run(validate, env=old, stdout=subprocess.DEVNULL, check=False)
+        rows += [
+            ("  baseline: python -c 'import evalspec'", [py, "-c", "import evalspec"], old),
+            ("  baseline: evalspec validate fixtures/tasks.jsonl", validate, old),
+        ]
     with tempfile.TemporaryDirectory() as site:
         _fake_site(Path(site), 500)
         many = dict(env, PYTHONPATH=site)
         rows += [
             ("  with 500 more distributions installed", validate, many),
-            ("  same, plugin cache off", validate, dict(many, EVALSPEC_NO_PLUGIN_CACHE="1")),
+            ("  same, cache and snapshot off", validate, dict(many, EVALSPEC_NO_PLUGIN_CACHE="1")),
         ]
         subprocess.run(validate, env=many, stdout=subprocess.DEVNULL, check=False)  # warm cache
         print(f"\nstart-up, wall ms over {repeats} runs (min / median):\n")
@@ -351,12 +425,32 @@ def main() -> None:
     parser.add_argument("--startup", action="store_true")
     parser.add_argument("--postprocess", action="store_true")
     parser.add_argument("--scoring", action="store_true")
+    parser.add_argument(
+        "--mix",
+        action="append",
+        choices=sorted(MIXES),
+        help="task mix to generate and measure (repeatable; default: both)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a directory holding another evalspec package (say, `git archive REV evalspec "
+        "| tar -x -C DIR`): measured beside this one, in the same rounds",
+    )
+    parser.add_argument("--lint", action="store_true", help="also time evalspec lint")
     args = parser.parse_args()
+    args.mix = args.mix or sorted(MIXES)
     if not args.no_throughput:
-        path = args.file or Path(tempfile.gettempdir()) / f"evalspec-bench-{args.tasks}.jsonl"
-        throughput(ensure_file(args.tasks, path), args.repeats, args.jobs)
+        for mix in args.mix:
+            name = f"evalspec-bench-{args.tasks}.jsonl"
+            if mix != "default":
+                name = f"evalspec-bench-{mix}-{args.tasks}.jsonl"
+            path = args.file or Path(tempfile.gettempdir()) / name
+            print(f"\n### {mix} mix\n")
+            ensure_file(args.tasks, path, mix)
+            throughput(path, args.repeats, args.jobs, args.baseline, args.lint)
     if args.startup:
-        startup(max(args.repeats, 20))
+        startup(max(args.repeats, 20), args.baseline)
     if args.postprocess:
         postprocess(max(args.repeats, 5))
     if args.scoring:

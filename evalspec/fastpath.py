@@ -2,52 +2,72 @@
 
 :class:`FastPath` answers one question per line: *is this line certainly a
 valid task (stages 1-5)?* It answers "yes" only when it can prove it, and
-then returns the same decoded object the precise path
-(:mod:`evalspec.validate`) would decode, so ``TaskSpec.from_dict`` gives the
-same task. Every other line, valid or not, gets "don't know" (``None``) and
-goes to the precise path, which alone writes error records. So the fast path
-can never change a verdict; it can only make valid lines cheaper.
+then returns the same task the precise path (:mod:`evalspec.validate`) would
+build. Every other line, valid or not, gets "don't know" (``None``) and goes
+to the precise path, which alone writes error records. So the fast path can
+never change a verdict; it can only make valid lines cheaper.
+
+With msgspec installed (the ``fast`` extra) a C decoder does the field, type
+and vocabulary checks: the spec version in force becomes, at run time, one
+``msgspec.Struct`` (unknown fields forbidden, ``category``, ``metric_name``
+and ``post_process`` as ``Literal`` vocabularies of the names in force, at
+most :data:`~evalspec.rules.MAX_FEW_SHOT` examples of exactly two strings,
+non-empty id, prompt and targets) with ``metadata`` any JSON object, nested
+at most :data:`TYPED_MAX_DEPTH` deep. The category pairs (and a single
+target from the category's letters) are one dict lookup; what is left in
+Python per line is a handful of C calls. Without msgspec, orjson (or the
+standard library) parses and Python checks the fields.
 
 What the precise path guards against and how the fast path keeps each hole
 closed:
 
-- **Duplicate keys.** orjson and ``json.loads`` keep the last of two equal
-  keys. Proof of absence by colon accounting: outside strings a ``:`` is
-  only ever a key separator, so ``raw.count(b":") = K + C_raw`` where K is
-  the number of key tokens in the text and C_raw the literal colons inside
-  strings. The decoded object has P keys (P <= K, equal iff no key repeats)
-  and its strings hold C' colons. If no string holds an escaped colon
-  (``\\u003a``), C' <= C_raw, so ``P + C' == raw.count(b":")`` forces
-  P == K: no duplicates. When the equation fails, the line goes to the
-  precise path.
-- **Integers beyond 64 bits.** orjson turns them into floats; stdlib keeps
-  them as ints. A float in a valid task can only sit in ``metadata``; such a
-  float has magnitude >= 2**63, which ``orjson.dumps`` writes with an
-  exponent, so metadata whose serialization holds ``e+`` is not vouched for
-  (smaller floats are genuine: an integer literal below 2**63 stays an int).
-- **NaN, Infinity, 1e400.** orjson rejects them; with the stdlib parser
-  they decode to non-finite floats, which only ``metadata`` could hold, and
-  its walk rejects them.
-- **Lone surrogates, invalid UTF-8, BOM, control characters.** orjson
-  rejects them all. With the stdlib parser, a ``\\ud``/``\\uD`` escape anywhere
-  sends the line to the precise path.
+- **Duplicate keys.** Every fast parser keeps the last of two equal keys.
+  Proof of absence by colon accounting: outside strings a ``:`` is only ever
+  a key separator, so ``raw.count(b":") = K + C_raw`` where K is the number
+  of key tokens in the text and C_raw the literal colons inside strings. The
+  decoded task has P keys (P <= K, equal iff no key repeats) and its strings
+  hold C' colons. If no string holds an escaped colon (``\\u003a``),
+  C' <= C_raw, so ``P + C' == raw.count(b":")`` forces P == K: no
+  duplicates, at any depth. When the equation fails, the line goes to the
+  precise path. With msgspec, P + C' is the fields present plus the colons
+  of the prompt, id and targets, counted as strings, plus the colons of the
+  examples and the metadata re-encoded (keys and strings are written back,
+  colons unescaped). An escape that could spell a colon (``\\u003``) is
+  searched for once per block of lines, and per line only in a block that
+  holds one.
+- **Integers beyond 64 bits.** msgspec decodes them exactly, as the precise
+  path does (up to the same digit limit). orjson turns them into floats; a float in a valid task can
+  only sit in ``metadata``; such a float has magnitude >= 2**63, which
+  ``orjson.dumps`` writes with an exponent, so metadata whose serialization
+  holds ``e+`` is not vouched for. The stdlib keeps them as ints.
+- **NaN, Infinity, 1e400.** msgspec and orjson reject them; with the stdlib
+  parser they decode to non-finite floats, which only ``metadata`` could
+  hold, and its walk rejects them.
+- **Lone surrogates, invalid UTF-8, BOM, control characters.** msgspec and
+  orjson reject them all. With the stdlib parser, a ``\\ud``/``\\uD`` escape
+  anywhere sends the line to the precise path.
 - **Nesting.** The precise parser's depth limit depends on the interpreter's
-  stack; metadata nested deeper than orjson serializes (255) or, with the
-  stdlib parser, than :data:`MAX_DEPTH`, is not vouched for.
-
-The key count and the colons of ``metadata`` come from one
-``orjson.dumps(metadata).count(b":")`` (keys at every depth plus the colons
-in its strings, all in C).
+  stack; metadata nested deeper than :data:`TYPED_MAX_DEPTH` (msgspec: only
+  metadata re-encoded in more than twice as many bytes is walked),
+  :data:`MAX_DEPTH` (stdlib) or than orjson serializes (255) is not vouched
+  for.
+- **Cross-field rules** (an id without whitespace, a prompt that does not
+  end in whitespace, no few-shot block embedded in the prompt) stay in
+  Python, each a C call or two on the common line.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
 
 from evalspec.fewshot import find_embedded_few_shot
+from evalspec.model import EXAMPLE_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS
 from evalspec.rules import MAX_FEW_SHOT
 from evalspec.versions import SpecVersion
 
@@ -55,9 +75,6 @@ MAX_DEPTH = 64
 """Metadata nested deeper than this goes to the precise path."""
 
 _BIG = 9e18  # below 2**63: an orjson float this small was written as a float
-_REQUIRED = frozenset(("task_id", "category", "prompt", "targets", "metric_name", "post_process"))
-_FIELDS = _REQUIRED | {"few_shot_examples", "metadata"}
-_EXAMPLE_KEYS = frozenset(("prompt", "completion"))
 _COLONS = (":", "\uff1a")
 _MISSING: Any = object()
 
@@ -114,9 +131,16 @@ def _string_colons(node: Any) -> int:
 class FastPath:
     """Vouches for lines that are certainly valid tasks under one spec version."""
 
-    __slots__ = ("parser", "vouch", "vouch_id")
+    __slots__ = ("_vouch_id_unescaped", "parser", "vouch", "vouch_id")
 
-    def __init__(self, spec: SpecVersion, *, use_orjson: bool = True) -> None:
+    def __init__(
+        self, spec: SpecVersion, *, use_msgspec: bool | None = None, use_orjson: bool = True
+    ) -> None:
+        """Decode with msgspec, else orjson, else the standard library, as installed.
+
+        ``use_msgspec=False`` skips msgspec; ``use_orjson=False`` alone means the
+        standard library (as before msgspec was used).
+        """
         metrics, rules = frozenset(spec.metrics), frozenset(spec.post_processes)
         # (category, metric, rule) -> the allowed single targets, or None for any
         legal: dict[tuple[str, str, str], frozenset[str] | None] = {}
@@ -125,16 +149,253 @@ class FastPath:
             for metric in frozenset(cat.metrics) & metrics:
                 for rule in frozenset(cat.post_processes) & rules:
                     legal[(name, metric, rule)] = single
-        loads = _orjson_loads() if use_orjson else None
-        self.parser = "orjson" if loads is not None else "json"
-        """``"orjson"`` or ``"json"``: what the fast path parses with."""
-        self.vouch: Callable[[bytes], dict[str, Any] | None] = _make_vouch(legal, loads, False)
+        typed_first = use_orjson if use_msgspec is None else use_msgspec
+        typed = _typed_vouchers(spec, legal) if typed_first else None
+        self.parser: str
+        """``"msgspec"``, ``"orjson"`` or ``"json"``: what the fast path decodes with."""
+        if typed is not None:
+            self.parser = "msgspec"
+            vouch, vouch_id, unescaped = typed
+        else:
+            loads = _orjson_loads() if use_orjson else None
+            self.parser = "orjson" if loads is not None else "json"
+            vouch = _make_vouch(legal, loads, False)
+            vouch_id = unescaped = _make_vouch(legal, loads, True)
+        self.vouch: Callable[[bytes], dict[str, Any] | None] = vouch
         """``vouch(raw)``: the decoded task when ``raw`` (one line, with or without its
         end of line) is certainly valid at stages 1-5; otherwise ``None`` (ask the
-        precise path)."""
-        self.vouch_id: Callable[[bytes], str | None] = _make_vouch(legal, loads, True)
+        precise path). Its fields and values are those the precise path decodes."""
+        self.vouch_id: Callable[[bytes], str | None] = vouch_id
         """``vouch_id(raw)``: like ``vouch``, but only the task id (for callers that
         never build the task)."""
+        self._vouch_id_unescaped: Callable[[bytes], str | None] = unescaped
+
+    def vouch_ids(self, lines: list[bytes], block: bytes) -> list[str | None]:
+        """``vouch_id`` of each of ``lines``, all of them parts of ``block``.
+
+        One search of the whole block for an escape that could spell a colon
+        (``\\u003a``, rare: no JSON writer escapes a colon) spares one per line.
+        """
+        escapes = b"\\u003" in block
+        vouch_id = self.vouch_id if escapes else self._vouch_id_unescaped
+        # Decoded JSON holds no reference cycles, so the collector has nothing to
+        # find here; its passes, triggered by the allocations, cost ~20%.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return list(map(vouch_id, lines))
+        finally:
+            if collecting:
+                gc.enable()
+
+
+# -- typed decoding (msgspec) --------------------------------------------------------
+
+TYPED_MAX_DEPTH = 256
+"""With msgspec, metadata nested deeper than this goes to the precise path (whose
+parser's limit, about 1000 levels, depends on the interpreter's stack)."""
+
+
+def _typed_decoder(
+    spec: SpecVersion, legal: dict[tuple[str, str, str], frozenset[str] | None]
+) -> Any | None:
+    """A msgspec decoder of the tasks whose fields, types and vocabularies are those
+    of ``spec`` (the category pairs and the cross-field rules are checked after);
+    ``None`` without msgspec.
+
+    One struct, not a union tagged by category: msgspec finds a tag that is not
+    the first key only by decoding the object twice.
+    """
+    try:
+        import msgspec
+    except ImportError:  # the `fast` extra is optional
+        return None
+    from typing import Annotated, Literal
+
+    if not legal:
+        return None
+    task_id, category, prompt, targets, metric_name, post_process = REQUIRED_FIELDS
+    examples, metadata = OPTIONAL_FIELDS
+    unset, unset_type = msgspec.UNSET, msgspec.UnsetType
+    non_empty = msgspec.Meta(min_length=1)
+    example = msgspec.defstruct(
+        "FewShotExample", [(key, str) for key in EXAMPLE_FIELDS], forbid_unknown_fields=True
+    )
+    few_shot = Annotated[list[example], msgspec.Meta(max_length=MAX_FEW_SHOT)]  # type: ignore[valid-type]
+
+    def one_of(names: Any) -> Any:
+        return Literal[tuple(sorted(set(names)))]
+
+    fields: list[tuple[str, Any, Any]] = [
+        (task_id, Annotated[str, non_empty], msgspec.NODEFAULT),
+        (category, one_of(c for c, _, _ in legal), msgspec.NODEFAULT),
+        (prompt, Annotated[str, non_empty], msgspec.NODEFAULT),
+        (targets, Annotated[list[str], non_empty], msgspec.NODEFAULT),
+        (metric_name, one_of(m for _, m, _ in legal), msgspec.NODEFAULT),
+        (post_process, one_of(r for _, _, r in legal), msgspec.NODEFAULT),
+        (examples, _union(few_shot, unset_type), unset),
+        (metadata, _union(dict[str, Any], unset_type), unset),
+    ]
+    task = msgspec.defstruct(
+        "Task",
+        fields,
+        forbid_unknown_fields=True,
+        gc=False,  # holds JSON values only: no cycles to collect
+    )
+    return msgspec.json.Decoder(task)
+
+
+def _union(*types: Any) -> Any:
+    return functools.reduce(operator.or_, types)
+
+
+def _depth(node: Any) -> int:
+    """How deep ``node`` nests (a scalar is 0), iteratively."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        node, d = stack.pop()
+        if type(node) is dict:
+            node = node.values()
+        elif type(node) is not list:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((v, d + 1) for v in node)
+    return deepest
+
+
+def _typed_vouchers(
+    spec: SpecVersion, legal: dict[tuple[str, str, str], frozenset[str] | None]
+) -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[bytes], Any]] | None:
+    """``vouch``, ``vouch_id`` and ``vouch_id`` for lines known to hold no escaped colon."""
+    decoder = _typed_decoder(spec, legal)
+    if decoder is None:
+        return None
+    import msgspec
+
+    pairs_of = legal.get
+    decode, encode = decoder.decode, msgspec.json.Encoder().encode
+    decode_errors = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
+    unset, missing = msgspec.UNSET, _MISSING
+    colons_end, embedded, maybe_embedded, depth = (
+        _COLONS,
+        find_embedded_few_shot,
+        _maybe_embedded,
+        _depth,
+    )
+    deep_bytes = 2 * TYPED_MAX_DEPTH  # fewer bytes cannot nest deeper
+    n_required, sep = len(REQUIRED_FIELDS), "\x00"
+    names_have_colons = any(":" in name for triple in legal for name in triple)
+    task_id, category, prompt, targets, metric_name, post_process = REQUIRED_FIELDS
+    examples, metadata = OPTIONAL_FIELDS
+    ex_prompt, ex_completion = EXAMPLE_FIELDS
+
+    def checker(want_id: bool) -> Callable[[bytes], Any]:
+        """The check of a line known to hold no ``\\u003`` escape (no escaped colon):
+        the task (or its id) when it is certainly valid, else ``None``."""
+
+        def check(raw: bytes) -> Any:
+            try:
+                task = decode(raw)
+            except decode_errors:  # not JSON, not a task, or not one msgspec can vouch for
+                return None
+            single = pairs_of((task.category, task.metric_name, task.post_process), missing)
+            if single is not None and (
+                single is missing or len(task.targets) != 1 or task.targets[0] not in single
+            ):
+                return None  # not a legal pair, or not one of the category's letters
+            tid = task.task_id
+            # No whitespace. Every whitespace character but " " is non-printable, so
+            # a printable id needs no split.
+            if " " in tid or (not tid.isprintable() and tid.split() != [tid]):
+                return None
+            text = task.prompt
+            if text[-1].isspace():  # also rules out a blank prompt
+                return None
+            shots = task.few_shot_examples
+            if shots is unset:
+                shots = ()
+            if (shots or text.endswith(colons_end)) and maybe_embedded(text, shots):
+                pairs = [(ex.prompt, ex.completion) for ex in shots]
+                if embedded(text, pairs) is not None:
+                    return None
+            # No duplicate keys (see the module docstring): the decoded keys and the
+            # colons of the decoded strings against the colons of the raw line. The
+            # prompt is counted as a string; examples and metadata re-encoded (keys
+            # and strings are written back, colons unescaped).
+            keys_and_colons = n_required + text.count(":") + tid.count(":")
+            keys_and_colons += sep.join(task.targets).count(":")
+            if names_have_colons:
+                keys_and_colons += sep.join(
+                    (task.category, task.metric_name, task.post_process)
+                ).count(":")
+            if shots:
+                keys_and_colons += 1 + encode(shots).count(b":")
+            elif task.few_shot_examples is not unset:
+                keys_and_colons += 1  # an empty list
+            meta = task.metadata
+            if meta is not unset:
+                encoded = encode(meta)
+                keys_and_colons += 1 + encoded.count(b":")
+                if len(encoded) > deep_bytes and depth(meta) > TYPED_MAX_DEPTH:
+                    return None  # fewer bytes cannot nest deeper
+            if keys_and_colons != raw.count(b":"):
+                return None
+            return tid if want_id else task
+
+        return check
+
+    id_unescaped, task_unescaped = checker(True), checker(False)
+
+    def vouch_id(raw: bytes) -> Any:
+        return None if b"\\u003" in raw else id_unescaped(raw)
+
+    def vouch(raw: bytes) -> Any:
+        task = None if b"\\u003" in raw else task_unescaped(raw)
+        if task is None:
+            return None
+        obj = {
+            task_id: task.task_id,
+            category: task.category,
+            prompt: task.prompt,
+            targets: task.targets,
+            metric_name: task.metric_name,
+            post_process: task.post_process,
+        }
+        if task.few_shot_examples is not unset:
+            obj[examples] = [
+                {ex_prompt: ex.prompt, ex_completion: ex.completion}
+                for ex in task.few_shot_examples
+            ]
+        if task.metadata is not unset:
+            obj[metadata] = task.metadata
+        return obj
+
+    return vouch, vouch_id, id_unescaped
+
+
+def _maybe_embedded(prompt: str, examples: Any) -> bool:
+    """Whether the prompt might hold a few-shot block (``False`` proves it does not).
+
+    Rule (b) needs the cue (the last token) earlier in the prompt too; rule (a)
+    every token of a rendered example in the prompt, and the completion's last
+    token is the cheapest one to rule out.
+    """
+    if prompt.endswith(_COLONS):
+        tail = prompt[-64:].rsplit(None, 1)  # the last token, without copying it all
+        cue = tail[-1] if len(tail) == 2 else prompt.rsplit(None, 1)[-1]
+        if prompt.find(cue) != len(prompt) - len(cue):
+            return True
+    for ex in examples:
+        last = ex.completion.rsplit(None, 1)
+        if not last or last[-1] in prompt:
+            tokens = (ex.prompt + " " + ex.completion).split()
+            if tokens and all(tok in prompt for tok in tokens):
+                return True
+    return False
+
+
+# -- orjson / stdlib decoding ------------------------------------------------------
 
 
 def _make_vouch(
@@ -145,6 +406,8 @@ def _make_vouch(
     # Everything the hot loop touches is a local of this closure: the checks run
     # once per line, so attribute and global look-ups are worth avoiding.
     colons_end, missing, max_few_shot = _COLONS, _MISSING, MAX_FEW_SHOT
+    n_required = len(REQUIRED_FIELDS)
+    examples_field, metadata_field = OPTIONAL_FIELDS
     count_keys, string_colons, embedded = _count_keys, _string_colons, find_embedded_few_shot
     dumps: Callable[[Any], bytes] | None = None
     if orjson_loads is not None:
@@ -174,11 +437,11 @@ def _make_vouch(
             return None
         if type(obj) is not dict:
             return None
-        examples = obj.get("few_shot_examples", missing)
-        metadata = obj.get("metadata", missing)
+        examples = obj.get(examples_field, missing)
+        metadata = obj.get(metadata_field, missing)
         # Exactly the six required keys (each read below; a missing one raises
         # KeyError) plus the optional ones present: no unknown field.
-        if len(obj) != 6 + (examples is not missing) + (metadata is not missing):
+        if len(obj) != n_required + (examples is not missing) + (metadata is not missing):
             return None
         try:
             single = legal[(obj["category"], obj["metric_name"], obj["post_process"])]
@@ -246,7 +509,7 @@ def _make_vouch(
                     return None
                 accounted += keys + string_colons(metadata)
         if exact_few_shot:
-            pairs = [(ex["prompt"], ex["completion"]) for ex in obj.get("few_shot_examples", ())]
+            pairs = [(ex["prompt"], ex["completion"]) for ex in obj.get(examples_field, ())]
             if embedded(prompt, pairs) is not None:
                 return None
         # No duplicate keys: see the module docstring for why this proves it.

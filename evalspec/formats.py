@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
@@ -185,6 +184,8 @@ def junit_xml(reports: Sequence[FileReport], *, suite: str = "evalspec validate"
     An unreadable file is an ``<error>`` rather than a failure, as JUnit
     readers separate "the check failed" from "the check could not run".
     """
+    import xml.etree.ElementTree as ET  # only for this format: it is slow to import
+
     failures = sum(1 for r in reports if r.errors)
     errors = sum(1 for r in reports if r.io_error is not None)
     counts = {"tests": str(len(reports)), "failures": str(failures), "errors": str(errors)}

@@ -11,6 +11,14 @@ from typing import Any
 
 import attrs
 
+# The task's field names, in spec order. The validator, its fast path and the
+# schema all read them from here (one place, so they cannot drift apart).
+REQUIRED_FIELDS = ("task_id", "category", "prompt", "targets", "metric_name", "post_process")
+OPTIONAL_FIELDS = ("few_shot_examples", "metadata")
+FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
+EXAMPLE_FIELDS = ("prompt", "completion")
+"""The keys of one few-shot example."""
+
 
 def _is_name(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not isinstance(value, str) or not value or any(c.isspace() for c in value):

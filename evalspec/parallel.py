@@ -29,8 +29,7 @@ from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
 from evalspec.interrupts import in_worker
 from evalspec.linelimit import OverlongLine, max_line_bytes, overlong_record
-from evalspec.registry import default_registry
-from evalspec.validate import LineResult, duplicate_record, line_verdict, read_lines
+from evalspec.validate import LineResult, duplicate_record, line_verdict
 from evalspec.versions import SpecVersion
 
 CHUNK_BYTES = 4 << 20
@@ -38,6 +37,10 @@ CHUNK_BYTES = 4 << 20
 
 MIN_BYTES_PER_JOB = 16 << 20
 """The default ``--jobs`` gives each worker at least this much of the file."""
+
+FAST_PATH_MIN_BYTES = 256 << 10
+"""Input smaller than this skips the fast path: building its decoders (and
+importing msgspec) costs more than it saves on a few hundred lines."""
 
 
 @attrs.frozen
@@ -116,16 +119,17 @@ def check_chunk(
 
 def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | None) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file."""
-    # The validator's own line reader: a block splits into lines exactly as a
-    # file does (each keeps its b"\n"; the line checks drop it).
-    lines = list(read_lines(io.BytesIO(data)))
+    # Split exactly as read_lines splits a file (at b"\n", each line keeping
+    # it; the line checks drop it). _blocks already bounded the line length,
+    # so the hot path takes the C splitter rather than the bounded generator.
+    lines = io.BytesIO(data).readlines()
     # Line 1 may carry a BOM; any other chunk's first line is numbered 2 so it
     # is never taken for line 1. The parent renumbers.
     origin = 1 if start == 0 else 2
     n = len(lines)
     # The hot loop runs in C (map); only lines the fast path cannot vouch for
     # (None) come back to Python, found with list.index.
-    got: list[str | None] = list(map(fast.vouch_id, lines)) if fast is not None else [None] * n
+    got: list[str | None] = fast.vouch_ids(lines, data) if fast is not None else [None] * n
     errors: list[LineResult] = []
     skipped = array("q")
     blanks = 0
@@ -207,11 +211,15 @@ def _first_overlong(block: bytes, limit: int) -> int | None:
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(spec_version: int | None, fast: bool) -> None:
+def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
+    from evalspec.snapshot import decode_spec
+
     # Ctrl-C is the parent's to handle: it stops the pool and exits 130; SIGTERM
     # ends a worker at once, silently.
     in_worker()
-    spec = default_registry(spec_version).spec
+    # The parent's spec version, sent as JSON-ready data (it pickles under
+    # spawn too): a worker neither loads plugins nor reads the project.
+    spec = decode_spec(spec_doc)
     _worker["spec"] = spec
     _worker["fast"] = FastPath(spec) if fast else None
 
@@ -241,17 +249,23 @@ def iter_problems(
     on_chunk: Callable[[Tally], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     fast: bool = True,
+    spec: SpecVersion | None = None,
 ) -> Iterator[LineResult]:
     """The invalid lines of ``path`` in line order, exactly as :func:`iter_validate`
     reports them, checked in ``jobs`` processes (default: :func:`default_jobs`).
 
     ``tally`` (if given) holds the running counts; ``on_chunk`` is called after
-    each chunk (for progress). Only task ids are kept in memory.
+    each chunk (for progress). ``spec`` is the spec version to check against
+    (default: that of :func:`~evalspec.registry.default_registry` at
+    ``spec_version``). Only task ids are kept in memory.
 
     :raises OSError: the file cannot be opened or read.
     """
     tally = tally if tally is not None else Tally()
-    spec = default_registry(spec_version).spec
+    if spec is None:
+        from evalspec.registry import default_registry
+
+        spec = default_registry(spec_version).spec
     seen = IdTable()
     first_line = 1
     with open(path, "rb") as f:
@@ -264,22 +278,26 @@ def iter_problems(
         if regular and n_jobs > 1 and tally.size > chunk_bytes and max_line_bytes() >= chunk_bytes:
             bounds = chunk_bounds(path, tally.size, chunk_bytes)
         if bounds is None:
-            fast_path = FastPath(spec) if fast else None
+            fast_path = None
             for start, data in _blocks(f, chunk_bytes):
                 if isinstance(data, OverlongLine):
                     tally.total += 1
                     tally.invalid += 1
                     yield LineResult(first_line, None, (overlong_record(first_line, data),))
                     return
+                if fast and fast_path is None and start + len(data) >= FAST_PATH_MIN_BYTES:
+                    fast_path = FastPath(spec)  # the same verdicts, sooner on big input
                 result = check_block(data, start, spec, fast_path)
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
                 first_line += result.lines
                 if on_chunk is not None:
                     on_chunk(tally)
             return
+        from evalspec.snapshot import encode_spec
+
         spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
         pool = _context().Pool(
-            min(n_jobs, len(spans)), initializer=_init_worker, initargs=(spec_version, fast)
+            min(n_jobs, len(spans)), initializer=_init_worker, initargs=(encode_spec(spec), fast)
         )
         try:
             for result in pool.imap(_work, spans):

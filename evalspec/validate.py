@@ -20,22 +20,24 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
 from evalspec.fewshot import find_embedded_few_shot
 from evalspec.jsonline import decode_bytes, parse_line
 from evalspec.linelimit import OverlongLine, bounded_lines, overlong_record
-from evalspec.model import ErrorRecord, TaskSpec
-from evalspec.registry import Registry, default_registry
+from evalspec.model import EXAMPLE_FIELDS, ErrorRecord, TaskSpec
+from evalspec.model import FIELDS as FIELDS
+from evalspec.model import OPTIONAL_FIELDS as OPTIONAL_FIELDS
+from evalspec.model import REQUIRED_FIELDS as REQUIRED_FIELDS
 from evalspec.rules import MAX_FEW_SHOT
 from evalspec.versions import SpecVersion
 
-REQUIRED_FIELDS = ("task_id", "category", "prompt", "targets", "metric_name", "post_process")
-OPTIONAL_FIELDS = ("few_shot_examples", "metadata")
-FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
-EXAMPLE_KEYS = ("prompt", "completion")
+if TYPE_CHECKING:  # the registry (and pluggy) is imported only when one is built
+    from evalspec.registry import Registry
+
+EXAMPLE_KEYS = EXAMPLE_FIELDS  # the field names live in evalspec.model
 MAX_TEXT = 1000
 """Error records carry at most this many characters of the offending line."""
 
@@ -345,6 +347,8 @@ def check_object(obj: Any, spec: SpecVersion) -> list[Problem]:
 
 def _resolve(registry: Registry | None, spec_version: int | None) -> SpecVersion:
     if registry is None:
+        from evalspec.registry import default_registry
+
         return default_registry(spec_version).spec
     if spec_version is not None and spec_version != registry.version:
         return registry.at_version(spec_version).spec

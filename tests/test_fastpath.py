@@ -1,22 +1,34 @@
-"""The fast path never changes a verdict: a differential test against the precise path."""
+"""The fast path never changes a verdict: a differential test against the precise path.
+
+Every decoder the fast path can use (msgspec's typed structs, orjson, the
+standard library) is held to the precise path on random valid tasks, on
+tasks broken in one way for every rule code of :data:`evalspec.rules.RULES`,
+and on hand-picked nasty lines (duplicate keys at depth, big integers, NaN,
+surrogates, BOM, CRLF).
+"""
 
 from __future__ import annotations
 
 import json
+import random
+import sys
+from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
-from hypothesis import assume, given
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from evalspec.fastpath import FastPath
+from evalspec.fastpath import TYPED_MAX_DEPTH, FastPath
 from evalspec.jsonline import parse_line
-from evalspec.model import TaskSpec
+from evalspec.model import EXAMPLE_FIELDS, FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS, TaskSpec
 from evalspec.registry import Registry
+from evalspec.rules import MAX_FEW_SHOT, RULES
 from evalspec.validate import _iter_validate, line_verdict
 from evalspec.versions import SpecVersion
 
-PARSERS = ("orjson", "json")
+PARSERS = ("msgspec", "orjson", "json")
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +38,11 @@ def spec(registry: Registry) -> SpecVersion:
 
 @pytest.fixture(scope="module", params=PARSERS)
 def fast(request: pytest.FixtureRequest, registry: Registry) -> FastPath:
-    fp = FastPath(registry.spec, use_orjson=request.param == "orjson")
-    assert fp.parser == request.param
+    parser = request.param
+    if parser != "json":
+        pytest.importorskip(parser)  # the `fast` extra
+    fp = FastPath(registry.spec, use_msgspec=parser == "msgspec", use_orjson=parser != "json")
+    assert fp.parser == parser
     return fp
 
 
@@ -56,8 +71,16 @@ def assert_agree(fast: FastPath, spec: SpecVersion, raw: bytes, number: int = 2)
     text = raw.rstrip(b"\n").removesuffix(b"\r").decode("utf-8")
     decoded, problems = parse_line(text)
     assert problems == []
-    assert _same(vouched, decoded), raw
+    # The same fields with the same values and types (metadata in the same order;
+    # the order of the top-level keys and of an example's two keys means nothing).
+    assert sorted(vouched) == sorted(decoded), raw
+    examples = [dict(sorted(ex.items())) for ex in decoded.pop("few_shot_examples", [])]
+    assert _same(
+        [dict(sorted(ex.items())) for ex in vouched.get("few_shot_examples", [])], examples
+    )
+    assert all(_same(vouched[k], decoded[k]) for k in decoded), raw
     assert TaskSpec.from_dict(vouched) == verdict.task
+    assert fast.vouch_id(raw) == verdict.task.task_id
     return True
 
 
@@ -128,52 +151,162 @@ def serialized(draw: st.DrawFn, obj: Any) -> bytes:
     return text.encode("utf-8") + draw(st.sampled_from([b"", b"\n", b"\r\n"]))
 
 
-def _broken(task: dict[str, Any], how: str) -> dict[str, Any]:
-    t = dict(task)
-    value: Any
-    if how.startswith("drop:"):
-        t.pop(how[5:], None)
-        return t
-    field, _, literal = how.partition("=")
-    value = json.loads(literal)
-    if field == "prompt+":
-        t["prompt"] = t["prompt"] + value
-    else:
-        t[field] = value
-    return t
+# -- one way (or more) to break a valid task for every rule code ------------------------
+
+Breaker = Callable[[dict[str, Any], SpecVersion, random.Random], "bytes | dict[str, Any] | None"]
+"""``(valid task, spec, rng) -> a broken task (or its line)``; ``None`` when the
+task cannot be broken this way (say, an mcq rule on a category without letters)."""
 
 
-BREAKS = [
-    "drop:task_id",
-    "drop:targets",
-    "drop:post_process",
-    'extra="x"',
-    'task_id=""',
-    'task_id="a b"',
-    "task_id=7",
-    'category="trivia"',
-    "category=[1]",
-    'prompt=""',
-    'prompt="   "',
-    'prompt+=" "',
-    'prompt+="\\n"',
-    "targets=[]",
-    'targets="A"',
-    "targets=[1]",
-    'metric_name="bleu"',
-    'metric_name="code_exec"',
-    'post_process="lower+none"',
-    'post_process=["lower", "none"]',
-    'post_process="extract_letter"',
-    "post_process=null",
-    'few_shot_examples=[{"prompt": "q"}]',
-    'few_shot_examples=[{"prompt": "q", "completion": "a", "x": 1}]',
-    'few_shot_examples=[{"prompt": "q", "completion": 1}]',
-    "few_shot_examples=[[]]",
-    'few_shot_examples={"prompt": "q"}',
-    "metadata=[]",
-    "metadata=null",
-]
+def _set(field: str, value: Any) -> Breaker:
+    return lambda t, spec, rng: {**t, field: value}
+
+
+def _line(edit: Callable[[bytes], bytes]) -> Breaker:
+    return lambda t, spec, rng: edit(json.dumps(t, ensure_ascii=False).encode())
+
+
+def _drop(field: str) -> Breaker:
+    return lambda t, spec, rng: {k: v for k, v in t.items() if k != field}
+
+
+def _with_metadata(body: bytes) -> Breaker:
+    def f(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> bytes:
+        line = json.dumps({**t, "metadata": {}}, ensure_ascii=False).encode()
+        return line.replace(b'"metadata": {}', b'"metadata": ' + body)
+
+    return f
+
+
+def _other(kind: str) -> Breaker:
+    """A name in force that the task's category does not allow."""
+
+    def f(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> dict[str, Any] | None:
+        cat = spec.categories[t["category"]]
+        table, allowed, field = {
+            "metric": (spec.metrics, cat.metrics, "metric_name"),
+            "post_process": (spec.post_processes, cat.post_processes, "post_process"),
+        }[kind]
+        others = sorted(set(table) - set(allowed))
+        return {**t, field: rng.choice(others)} if others else None
+
+    return f
+
+
+def _wrong_letter(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> Any:
+    letters = spec.categories[t["category"]].single_target_from
+    if not letters:
+        return None
+    return {**t, "targets": rng.choice([["Z"], [letters[0], letters[0]], [letters[0].lower()]])}
+
+
+def _embed_example(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> Any:
+    example = {"prompt": "Q: zq", "completion": "yy"}
+    return {**t, "prompt": "Q: zq yy\n" + t["prompt"], "few_shot_examples": [example]}
+
+
+def _answer_cue(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> Any:
+    return {**t, "prompt": "Q: 1+1\nA: 2\n\nQ: 2+2\nA:"}
+
+
+_DEEP = 100_000  # beyond any recursion limit the precise parser runs with
+
+BREAKERS: dict[str, list[Breaker]] = {
+    "invalid_json": [
+        _line(lambda b: b[:-7]),
+        _line(lambda b: b[:-1] + b', "n": NaN}'),
+        _with_metadata(b'{"x": -Infinity}'),
+        _with_metadata(b'{"x": 1e400}'),
+        _with_metadata(b'{"x": 1' + b"0" * 5000 + b"}"),
+        _with_metadata(b'{"x": ' + b"[" * _DEEP + b"]" * _DEEP + b"}"),
+        _with_metadata(b'{"x": "\\ud800"}'),
+        _with_metadata(b'{"x": "\\udc00\\ud800"}'),
+        _with_metadata(b'{"x": "\xed\xa0\x80"}'),
+        _with_metadata(b'{"x": "\xff"}'),
+        _with_metadata(b'{"x": "a\x01b"}'),
+        _line(lambda b: b"\xef\xbb\xbf" + b),  # a BOM is allowed on line 1 only
+        _line(lambda b: b + b"\x0b"),
+        _line(lambda b: b + b" x"),
+    ],
+    "duplicate_key": [
+        _line(lambda b: b[:-1] + b', "task_id": "other"}'),
+        _line(lambda b: b[:-1] + b', "task_id" : "other"}'),
+        _line(lambda b: b[:-1] + b', "\\u0074ask_id": "other"}'),  # an escaped key name
+        _line(lambda b: b"{" + b'"category": "x", ' + b[1:]),
+        _with_metadata(b'{"n": 3, "n": 4}'),
+        _with_metadata(b'{"a": {"b": [1, {"c": "d", "c": "e"}]}}'),  # at depth 4
+        _with_metadata(b'{"n": 3, "n": 4, "s": "\\u003a"}'),  # hidden by an escaped colon
+        _set("few_shot_examples", []),  # then made a repeat below
+    ],
+    "not_object": [
+        _line(lambda b: b"[" + b + b"]"),
+        _line(lambda b: b"null"),
+        _line(lambda b: b'"task"'),
+    ],
+    "missing_field": [_drop(field) for field in REQUIRED_FIELDS],
+    "unknown_field": [_set("extra", "x"), _set("Metadata", {}), _set("fewshot_examples", [])],
+    "wrong_type": [
+        _set("task_id", 7),
+        _set("category", ["x"]),
+        _set("prompt", None),
+        _set("targets", "A"),
+        _set("targets", [1]),
+        _set("metric_name", {}),
+        _set("post_process", None),
+        _set("few_shot_examples", {"prompt": "q", "completion": "a"}),
+        _set("few_shot_examples", [[]]),
+        _set("few_shot_examples", [{"prompt": "q", "completion": 1}]),
+        _set("metadata", []),
+        _set("metadata", None),
+    ],
+    "bad_task_id": [
+        _set("task_id", ""),
+        _set("task_id", "a b"),
+        _set("task_id", "t\u00a01"),
+        _set("task_id", "t\u20281"),
+        _set("task_id", "t\t1"),
+    ],
+    "unknown_category": [_set("category", "trivia")],
+    "empty_prompt": [_set("prompt", ""), _set("prompt", " \n\t ")],
+    "prompt_trailing_whitespace": [
+        lambda t, spec, rng: {**t, "prompt": t["prompt"] + rng.choice([" ", "\n", "\u3000"])}
+    ],
+    "prompt_embedded_few_shot": [_embed_example, _answer_cue],
+    "empty_targets": [_set("targets", [])],
+    "unknown_metric": [_set("metric_name", "no_such_metric")],
+    "too_many_few_shot": [
+        _set("few_shot_examples", [{"prompt": f"q{i}", "completion": "a"} for i in range(9)])
+    ],
+    "few_shot_shape": [
+        _set("few_shot_examples", [{"prompt": "q"}]),
+        _set("few_shot_examples", [{"prompt": "q", "completion": "a", "x": 1}]),
+    ],
+    "unknown_post_process": [_set("post_process", "no_such_rule")],
+    "combined_post_process": [
+        lambda t, spec, rng: {**t, "post_process": "+".join(sorted(spec.post_processes)[:2])},
+        lambda t, spec, rng: {**t, "post_process": sorted(spec.post_processes)[:2]},
+    ],
+    "illegal_metric": [_other("metric")],
+    "illegal_post_process": [_other("post_process")],
+    "mcq_target": [_wrong_letter],
+}
+"""Rule code -> ways to break a valid task so that the precise path reports it.
+``duplicate_task_id`` (a property of a file) has its own test below."""
+
+
+def _repeat_examples(line: bytes) -> bytes:
+    return line.replace(
+        b'"few_shot_examples": []', b'"few_shot_examples": [], "few_shot_examples": []'
+    )
+
+
+def test_every_rule_code_has_a_breaker() -> None:
+    """A new rule code fails here until the differential test can break a task for it."""
+    assert set(BREAKERS) | {"duplicate_task_id"} == set(RULES)
+    assert MAX_FEW_SHOT < 9  # the too_many_few_shot breaker
+    assert set(FIELDS) == set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS)
+    assert [a.name for a in attrs.fields(TaskSpec)] == list(FIELDS)
+    assert EXAMPLE_FIELDS == ("prompt", "completion")
 
 
 # -- the differential properties ------------------------------------------------------
@@ -202,9 +335,9 @@ def test_fast_path_vouches_for_plain_valid_tasks(
         if isinstance(v, list):
             return all(plain(x) for x in v)
         if isinstance(v, float):
-            return abs(v) < 1e16
+            return fast.parser == "msgspec" or abs(v) < 1e16
         if isinstance(v, int) and not isinstance(v, bool):
-            return fast.parser == "json" or -(2**63) <= v < 2**63
+            return fast.parser != "orjson" or -(2**63) <= v < 2**63
         return True
 
     assume(plain(task.get("metadata")))
@@ -213,15 +346,44 @@ def test_fast_path_vouches_for_plain_valid_tasks(
     assert assert_agree(fast, spec, raw)
 
 
-@given(data=st.data(), how=st.sampled_from(BREAKS))
+@pytest.mark.parametrize("rule", sorted(BREAKERS))
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(data=st.data(), seed=st.integers(0, 2**16))
 def test_fast_path_never_vouches_for_a_task_with_one_rule_broken(
-    fast: FastPath, spec: SpecVersion, data: st.DataObject, how: str
+    fast: FastPath, spec: SpecVersion, data: st.DataObject, rule: str, seed: int
 ) -> None:
-    task = _broken(data.draw(tasks(spec)), how)
-    raw = data.draw(serialized(task))
+    way = data.draw(st.integers(0, len(BREAKERS[rule]) - 1))
+    task = data.draw(tasks(spec))
+    base = line_verdict(2, json.dumps(task).encode(), spec)
+    assume(base is not None and base.task is not None)  # broken in exactly one way
+    broken = BREAKERS[rule][way](task, spec, random.Random(seed))
+    assume(broken is not None)
+    if isinstance(broken, dict):
+        raw = data.draw(serialized(broken))
+        if rule == "duplicate_key":
+            raw = _repeat_examples(
+                raw.replace(b'"few_shot_examples":[]', b'"few_shot_examples": []')
+            )
+            assume(b'"few_shot_examples": [], "few_shot_examples"' in raw)
+    else:
+        raw = broken
     verdict = line_verdict(2, raw, spec)
-    assert verdict is not None and verdict.errors
-    assert fast.vouch(raw) is None
+    assert verdict is not None and verdict.errors, raw
+    assert rule in {e.rule for e in verdict.errors}, (raw, verdict.errors)
+    assert fast.vouch(raw) is None, raw
+    assert fast.vouch_id(raw) is None, raw
+
+
+@given(data=st.data())
+def test_a_repeated_task_id_is_reported_the_same_with_and_without_the_fast_path(
+    spec: SpecVersion, data: st.DataObject
+) -> None:
+    task = data.draw(tasks(spec))
+    lines = [data.draw(serialized(task)).rstrip(b"\n") + b"\n" for _ in range(3)]
+    fast = list(_iter_validate(lines, spec, fast=True))
+    assert fast == list(_iter_validate(lines, spec, fast=False))
+    if fast and fast[0].ok:
+        assert [e.rule for r in fast[1:] for e in r.errors] == ["duplicate_task_id"] * 2
 
 
 _VALID = (
@@ -262,6 +424,21 @@ NASTY = [
     _VALID.replace(b'"n": 3', b'"n": ' + b"[" * 900 + b"]" * 900),  # deep
     _VALID.replace(b'"n": 3', b'"n": ' + b"[" * 60 + b"]" * 60),
     _VALID.replace(b'"n": 3', b'"n": ' + b"[" * 70 + b"]" * 70),
+    _VALID.replace(b'"completion": "B"', b'"completion": "B", "completion": "C"'),  # in an example
+    _VALID.replace(b'"n": 3', b'"n": 3, "\\u006e": 4'),  # the repeat's name escaped
+    _VALID.replace(b'"t1", ', b'"t1", "category": "mcq", '),  # the tag twice
+    _VALID.replace(b'"t1", ', b'"t1", "category": "summary", '),
+    _VALID.replace(b'"n": 3', b'"n": ' + b"[" * TYPED_MAX_DEPTH + b"]" * TYPED_MAX_DEPTH),
+    _VALID.replace(
+        b'"n": 3', b'"n": ' + b"[" * (TYPED_MAX_DEPTH + 1) + b"]" * (TYPED_MAX_DEPTH + 1)
+    ),
+    _VALID.replace(b'"n": 3', b'"n": ' + b'{"a": ' * 300 + b"1" + b"}" * 300),
+    _VALID.replace(b'"metadata": {', b'"metadata": {"few_shot_examples": [], '),
+    _VALID.replace(b'"targets": ["A"]', b'"targets": ["A", "A"]'),
+    _VALID.replace(b'"targets": ["A"]', b'"targets": ["a"]'),
+    _VALID.replace(b'"targets": ["A"]', b'"targets": []'),
+    _VALID.replace(b'"few_shot_examples": [', b'"few_shot_examples": null, "x": ['),
+    _VALID.replace(b'"Q: x"', b'"Q: \\u003a"'),
     b"\xef\xbb\xbf" + _VALID,  # BOM (allowed only on line 1)
     _VALID + b"\r\n",
     _VALID + b"\r\r\n",
@@ -293,6 +470,15 @@ def test_fast_and_precise_paths_agree_on_nasty_lines(
 
 def test_fast_path_vouches_for_the_plain_valid_line(fast: FastPath) -> None:
     assert fast.vouch(_VALID) is not None
+    assert fast.vouch_id(_VALID + b"\r") == "t1"
+    big = _VALID.replace(b'"n": 3', b'"n": 12345678901234567890123')
+    if fast.parser == "msgspec":  # exact big integers, and nesting up to its limit
+        assert fast.vouch(big) is not None
+        # metadata itself is one level: "n" holds TYPED_MAX_DEPTH - 1 more
+        deep = b"[" * (TYPED_MAX_DEPTH - 1) + b"]" * (TYPED_MAX_DEPTH - 1)
+        assert fast.vouch(_VALID.replace(b'"n": 3', b'"n": ' + deep)) is not None
+        deeper = b"[" + deep + b"]"
+        assert fast.vouch(_VALID.replace(b'"n": 3', b'"n": ' + deeper)) is None
     assert fast.vouch(_VALID.replace(b"d:e", b"d\\u003ae")) is None  # could hide a repeat
 
 
@@ -307,3 +493,22 @@ def test_iter_validate_is_the_same_with_and_without_the_fast_path(
     fast = list(_iter_validate(lines, spec, fast=True))
     precise = list(_iter_validate(lines, spec, fast=False))
     assert fast == precise
+
+
+@given(nasty=st.lists(st.sampled_from(NASTY), max_size=8))
+def test_vouching_a_block_is_vouching_each_line(fast: FastPath, nasty: list[bytes]) -> None:
+    """The block-wide escape search changes nothing: an escaped colon still defers."""
+    lines = [line.rstrip(b"\n") for line in [*nasty, _VALID]]
+    block = b"\n".join(lines)
+    assert fast.vouch_ids(lines, block) == [fast.vouch_id(line) for line in lines]
+
+
+def test_without_msgspec_the_fast_path_falls_back_to_orjson(
+    spec: SpecVersion, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("orjson")
+    monkeypatch.setitem(sys.modules, "msgspec", None)  # as if not installed
+    fast = FastPath(spec)
+    assert fast.parser == "orjson"
+    assert fast.vouch_id(_VALID) == "t1"
+    assert FastPath(spec, use_orjson=False).parser == "json"

@@ -22,7 +22,6 @@ from evalspec.commands.inputs import (
 )
 from evalspec.formats import FORMATS, FileReport, render_reports
 from evalspec.model import ErrorRecord
-from evalspec.registry import default_registry
 from evalspec.terminal import Painter
 from evalspec.validate import LineResult, ValidationResult, iter_validate
 from evalspec.wording import counted
@@ -113,7 +112,7 @@ def summary(path: str, total: int, invalid: int, paint: Painter = PLAIN) -> str:
 
 
 def _problems(
-    path: str, args: argparse.Namespace, tally: Any, on_chunk: Any
+    path: str, args: argparse.Namespace, tally: Any, on_chunk: Any, spec: Any
 ) -> Iterator[LineResult]:
     from evalspec.parallel import iter_problems
 
@@ -124,6 +123,7 @@ def _problems(
             jobs=getattr(args, "jobs", None),
             tally=tally,
             on_chunk=on_chunk,
+            spec=spec,
         )
     return _stdin_problems(args.spec_version, tally)
 
@@ -150,7 +150,11 @@ def run(args: argparse.Namespace) -> int:
         from evalspec.executor import import_ray
 
         import_ray()  # without the extra: say how to install it before reading anything
-    default_registry(args.spec_version)  # plugin errors surface before any file is read
+    from evalspec.snapshot import spec_in_force
+
+    # The spec version in force, from the registry snapshot when it is current;
+    # plugin errors surface before any file is read.
+    spec = spec_in_force(args.spec_version)
     paths, input_problems = expand(args.paths)
     for problem in input_problems:
         print(f"evalspec: error: {problem}", file=sys.stderr)
@@ -175,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         first_error: ErrorRecord | None = None
         try:
             # Valid tasks are never built or held: only errors stream out.
-            for verdict in _problems(path, args, tally, progress.update):
+            for verdict in _problems(path, args, tally, progress.update, spec):
                 if first_error is None and verdict.errors:
                     first_error = verdict.errors[0]
                 if args.format == "text":

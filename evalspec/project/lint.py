@@ -10,7 +10,7 @@ the file it belongs to.
 
 from __future__ import annotations
 
-import io
+import hashlib
 import os
 import re
 import unicodedata
@@ -21,17 +21,24 @@ from typing import Any
 import attrs
 
 from evalspec.errors import SpecVersionError
+from evalspec.jsonline import decode_bytes, parse_line
 from evalspec.model import ErrorRecord, TaskSpec
 from evalspec.project import codeowners, gitrepo
 from evalspec.project.card import CardProblem, DataCard, card_path, parse_card
-from evalspec.project.contenthash import content_hash
+from evalspec.project.contenthash import PREFIX, canonical, content_hash
 from evalspec.project.labels import Labels, parse_labels
 from evalspec.project.layout import Layout
 from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
 from evalspec.project.records import is_lfs_pointer, read_records
 from evalspec.registry import Registry, default_registry
 from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
-from evalspec.validate import iter_validate
+from evalspec.validate import (
+    LineResult,
+    duplicate_record,
+    line_content,
+    line_verdict,
+    read_lines,
+)
 
 _OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
 
@@ -391,12 +398,13 @@ class Linter:
         result = DatasetLint(display(dataset), display(cpath), self.layout.dataset_name(dataset))
         self.report.datasets.append(result)
         try:
-            data = dataset.read_bytes()
+            with dataset.open("rb") as f:
+                head = f.read(_LFS_POINTER_MAX + 1)
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
             return result
         card = self._card(cpath, result)
-        if is_lfs_pointer(data):
+        if is_lfs_pointer(head):
             result.problems.append(
                 Problem(
                     result.path,
@@ -410,16 +418,13 @@ class Linter:
                 )
             )
             return result
-        records = read_records(data)
-        result.tasks = len(records.values) + len(records.unparsed)
-        if records.complete:
-            result.content_hash = content_hash(v for _, v in records.values)
         registry = self._registry(card, result)
-        tasks: list[tuple[int, TaskSpec]] = []
-        for verdict in iter_validate(io.BytesIO(data), registry=registry):
-            if verdict.task is not None:
-                tasks.append((verdict.line, verdict.task))
-            result.problems.extend(Problem(result.path, e) for e in verdict.errors)
+        try:
+            tasks, hashed = _read_dataset(dataset, registry, result)
+        except OSError as exc:
+            self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
+            return result
+        result.content_hash = hashed.content_hash
         semantic: list[ErrorRecord] = []
         if self.labels is not None:
             semantic += check_labels(tasks, self.labels)
@@ -429,13 +434,17 @@ class Linter:
         semantic += check_id_collisions(tasks)
         semantic += check_id_characters(tasks)
         semantic.sort(key=lambda e: e.line)
-        raw_lines = data.split(b"\n")
+        try:
+            texts = _line_texts(dataset, {e.line for e in semantic})
+        except OSError as exc:
+            self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
+            texts = {}
         for e in semantic:
-            text = raw_lines[e.line - 1].rstrip(b"\r").decode("utf-8", "replace")
+            text = texts.get(e.line, "")
             result.problems.append(Problem(result.path, attrs.evolve(e, text=_short(text))))
         if card is not None:
             self._check_owner(dataset, card, result)
-            self._check_bump(dataset, cpath, data, card, result)
+            self._check_bump(dataset, cpath, hashed, card, result)
         return result
 
     def _card(self, cpath: Path, result: DatasetLint) -> DataCard | None:
@@ -530,7 +539,7 @@ class Linter:
             )
 
     def _check_bump(
-        self, dataset: Path, cpath: Path, data: bytes, card: DataCard, result: DatasetLint
+        self, dataset: Path, cpath: Path, new: _Hashed, card: DataCard, result: DatasetLint
     ) -> None:
         if self._git_root is None or not self.check_git or not self._base_exists:
             return
@@ -541,7 +550,7 @@ class Linter:
         except ValueError:
             return
         old = gitrepo.show(root, self.base, rel)
-        if old is None or not _content_differs(old, data):
+        if old is None or not _content_differs(old, dataset, new):
             return  # new in this change, or unchanged
         old_card_text = gitrepo.show(root, self.base, crel)
         if old_card_text is None:
@@ -563,13 +572,130 @@ class Linter:
         )
 
 
-def _content_differs(old: bytes, new: bytes) -> bool:
-    if old == new:
+def _content_differs(old: bytes, dataset: Path, new: _Hashed) -> bool:
+    if _same_bytes(dataset, old):
         return False
-    a, b = read_records(old), read_records(new)
-    if a.complete and b.complete:
-        return content_hash(v for _, v in a.values) != content_hash(v for _, v in b.values)
+    a = read_records(old)
+    if a.complete and new.content_hash is not None:
+        return content_hash(v for _, v in a.values) != new.content_hash
     return True
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    """Whether the file at ``path`` holds exactly ``data`` (compared block by block)."""
+    view = memoryview(data)
+    try:
+        with path.open("rb") as f:
+            if os.fstat(f.fileno()).st_size != len(data):
+                return False
+            at = 0
+            while block := f.read(1 << 20):
+                if view[at : at + len(block)] != block:
+                    return False
+                at += len(block)
+            return at == len(data)
+    except OSError:
+        return False
+
+
+# -- reading a dataset: one streaming pass -------------------------------------------
+
+_LFS_POINTER_MAX = 1024
+"""No Git LFS pointer is longer; only a file this short needs the pointer test."""
+
+
+@attrs.frozen
+class _Hashed:
+    """What one pass over a dataset's bytes found besides the verdicts."""
+
+    content_hash: str | None
+    """:func:`~evalspec.project.contenthash.content_hash` of its records, or ``None``
+    when a line does not parse."""
+
+
+def _read_dataset(
+    dataset: Path, registry: Registry, result: DatasetLint
+) -> tuple[list[tuple[int, TaskSpec]], _Hashed]:
+    """Validate ``dataset`` line by line, never holding its bytes: errors go to
+    ``result``, the valid tasks (with their line numbers) are returned, with the
+    content hash of its records.
+
+    Each line is decoded once. A line the validator's fast path vouches for comes
+    back decoded exactly as the precise parser decodes it, which is what the content
+    hash needs; only the other lines are parsed again, precisely.
+
+    :raises OSError: the file cannot be read.
+    """
+    from evalspec.fastpath import FastPath
+
+    spec = registry.spec
+    vouch = FastPath(spec).vouch
+    records = hashlib.sha256()
+    complete = True
+    tasks: list[tuple[int, TaskSpec]] = []
+    first_seen: dict[str, int] = {}
+    total = 0
+    with dataset.open("rb") as f:
+        for number, raw in enumerate(read_lines(f), start=1):
+            obj = vouch(raw)
+            if obj is not None:
+                value: Any = obj
+                verdict: LineResult | None = LineResult(number, TaskSpec.from_dict(obj), ())
+            else:
+                verdict = line_verdict(number, raw, spec)
+                value = _parsed(raw, number)
+                if value is _UNPARSED:
+                    complete = False
+            if verdict is None:
+                continue  # a blank line
+            total += 1
+            if value is not _UNPARSED and complete:
+                records.update(canonical(value))
+                records.update(b"\n")
+            task = verdict.task
+            if task is not None:
+                first = first_seen.get(task.task_id)
+                if first is None:
+                    first_seen[task.task_id] = number
+                    tasks.append((number, task))
+                    continue
+                verdict = LineResult(
+                    number, None, (duplicate_record(number, task.task_id, first, raw),)
+                )
+            result.problems.extend(Problem(result.path, e) for e in verdict.errors)
+    result.tasks = total
+    hashed = PREFIX + records.hexdigest() if complete else None
+    return tasks, _Hashed(hashed)
+
+
+_UNPARSED: Any = object()
+
+
+def _parsed(raw: bytes, number: int) -> Any:
+    """The JSON value of one non-blank line as :func:`read_records` reads it, or
+    ``_UNPARSED``."""
+    text, problem = decode_bytes(line_content(raw, number))
+    if problem is not None or text is None:
+        return _UNPARSED
+    if not text.strip():
+        return None  # blank: no verdict either, never hashed
+    value, problems = parse_line(text)
+    return _UNPARSED if problems else value
+
+
+def _line_texts(dataset: Path, wanted: set[int]) -> dict[int, str]:
+    """The text of each wanted line (for error records), in a second streaming pass."""
+    texts: dict[int, str] = {}
+    if not wanted:
+        return texts
+    last = max(wanted)
+    with dataset.open("rb") as f:
+        for number, raw in enumerate(read_lines(f), start=1):
+            if number in wanted:
+                texts[number] = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
+            if number >= last:
+                break
+    return texts
 
 
 def manifest_datasets(layout: Layout) -> list[Path]:

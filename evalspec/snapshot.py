@@ -1,0 +1,361 @@
+"""A verified snapshot of the spec version in force, so a warm start needs no plugins.
+
+Validating needs only the :class:`~evalspec.versions.SpecVersion` in force:
+vocabularies and pair tables. Building it loads every plugin through pluggy,
+replays the migration chain and verifies the lock's checksums (tens of
+milliseconds on every run). :func:`spec_in_force` answers from a snapshot
+written by the last full build instead, as long as nothing that could change
+the answer has changed. The snapshot records what it depends on:
+
+- evalspec's version, the Python version and executable, the spec version
+  asked for;
+- the installed distributions and their entry points
+  (:func:`evalspec.discovery.fingerprint`: ``sys.path``, the directories on it
+  and every distribution's ``entry_points.txt``);
+- the project: which ``pyproject.toml`` is nearest the current directory and
+  its bytes, the bytes of its lock and of evalspec's own, the listing of its
+  migrations directory and the bytes of each migration file;
+- the files of every module loaded when it was built (plugins, evalspec
+  itself, an editable install's sources) and of every fixture a migration
+  names, by modification time, size and inode, with their directories.
+
+Any difference and the registry is built, verified and snapshotted afresh;
+an error in that build (a plugin that fails, an edited released migration, a
+pending version) is raised as without the snapshot and nothing is written.
+
+The snapshot file is untrusted input: one that is not a regular file owned
+by this user and writable only by them, that is a symlink, that does not
+parse, whose checksum (over its key and content) does not match, or whose
+content is not a well-formed spec version is ignored and rebuilt, never
+believed. It is written to a fresh file and renamed into place, so
+concurrent writers and readers only ever see whole snapshots, and a symlink
+at its path is replaced, not written through. It lives beside the
+entry-point cache (``$XDG_CACHE_HOME/evalspec``); ``EVALSPEC_NO_PLUGIN_CACHE=1``
+turns both off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import sys
+import zlib
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from evalspec import __version__, discovery
+
+if TYPE_CHECKING:
+    from evalspec.registry import Registry
+    from evalspec.versions import SpecVersion
+
+FORMAT = 1
+"""Of the snapshot file; a snapshot of another format is rebuilt."""
+
+MAX_BYTES = 4 << 20
+"""A snapshot file bigger than this is not read (it is not one of ours)."""
+
+_PYPROJECT = "pyproject.toml"
+
+Stamp = Any  # a JSON-ready list: what a file or directory looked like
+
+
+def spec_in_force(spec_version: int | None = None) -> SpecVersion:
+    """The spec version in force for the current project (default: the newest),
+    as :func:`evalspec.registry.default_registry` gives it in a fresh process,
+    from the snapshot when it is current. (Meant for the start of a command: a
+    long-lived process that imported plugins before their files changed keeps
+    running the old code, so use ``default_registry`` there.)
+
+    :raises EvalspecError: as ``default_registry`` does (only a build that
+        succeeds is snapshotted).
+    """
+    if os.environ.get(discovery.NO_CACHE_ENV):
+        return _build(spec_version).spec
+    path = snapshot_path(spec_version)
+    spec = load(path, spec_version)
+    if spec is not None:
+        return spec
+    registry = _build(spec_version)
+    # A read-only or foreign cache: validation still works, unsnapshotted.
+    with contextlib.suppress(OSError):
+        write(path, registry, spec_version)
+    return registry.spec
+
+
+def _build(spec_version: int | None) -> Registry:
+    # Built afresh, not from default_registry's per-process cache, so that what
+    # is snapshotted is what the files the key stamps say now.
+    from evalspec.registry import project_registry
+    from evalspec.versions.settings import load_project
+
+    return project_registry(load_project(), spec_version)
+
+
+def snapshot_path(spec_version: int | None) -> str:
+    """Where the snapshot for this interpreter, project and version lives."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    where = repr((sys.executable, sys.path, _nearest_pyproject(), spec_version))
+    return os.path.join(base, "evalspec", f"spec-{zlib.crc32(where.encode()):08x}.json")
+
+
+# -- the key -------------------------------------------------------------------------
+
+
+def _nearest_pyproject() -> str | None:
+    """The project file :func:`evalspec.versions.settings.load_project` would read."""
+    directory = os.path.realpath(os.getcwd())
+    while True:
+        candidate = os.path.join(directory, _PYPROJECT)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _digest(path: str) -> Stamp:
+    """``["sha256", hex]`` of a file's bytes, or ``None`` when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return ["sha256", hashlib.sha256(f.read()).hexdigest()]
+    except OSError:
+        return None
+
+
+def _stat(path: str) -> Stamp:
+    """``[mtime_ns, size, inode]`` of a file or directory, or ``None`` when absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def _listing(path: str) -> Stamp:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return None
+
+
+_STAMPERS = {"digest": _digest, "stat": _stat, "listing": _listing}
+
+
+def _global_key(spec_version: int | None) -> dict[str, Any]:
+    """The part of the key every snapshot checks the same way."""
+    return {
+        "evalspec": __version__,
+        "python": sys.version,
+        "executable": sys.executable,
+        "requested": spec_version,
+        "pyproject": _nearest_pyproject(),
+        "installed": discovery.fingerprint(),
+    }
+
+
+def _dependencies(registry: Registry) -> list[list[Any]]:
+    """``[how, path, stamp]`` for every file and directory the build depended on."""
+    import sysconfig
+
+    from evalspec.versions.settings import current_project
+
+    deps: dict[tuple[str, str], None] = {}
+    project = current_project()
+    for path in (project.root and project.root / _PYPROJECT, project.lock):
+        if path is not None:
+            deps[("digest", str(path))] = None
+    from importlib import resources
+
+    packaged = resources.files("evalspec.versions").joinpath("evalspec.lock")
+    deps[("digest", str(packaged))] = None
+    if project.migrations is not None:
+        deps[("listing", str(project.migrations))] = None
+        for name in _listing(str(project.migrations)) or ():
+            deps[("digest", os.path.join(project.migrations, name))] = None
+    for mig in registry.chain:
+        for op in mig.operations:
+            for rel in getattr(op, "fixtures", ()):
+                if mig.fixture_dir is not None:
+                    deps[("stat", str(mig.fixture_dir.joinpath(*rel.split("/"))))] = None
+    # Every module loaded so far outside the standard library (the Python version
+    # stands for that): plugins, evalspec, project plugin modules, and the
+    # directories holding them (a new module file shadowing one changes them).
+    stdlib = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not os.path.isabs(file):
+            continue
+        real = os.path.realpath(file)
+        if any(real.startswith(lib + os.sep) for lib in stdlib):
+            continue
+        deps[("stat", file)] = None
+        deps[("stat", os.path.dirname(file))] = None
+    return [[how, path, _STAMPERS[how](path)] for how, path in deps]
+
+
+# -- the spec version as JSON ------------------------------------------------------------
+
+
+def encode_spec(spec: SpecVersion) -> dict[str, Any]:
+    """``spec`` as JSON-ready data (:func:`decode_spec` reads it back)."""
+    return {
+        "version": spec.version,
+        "categories": [
+            [
+                c.name,
+                list(c.metrics),
+                list(c.post_processes),
+                list(c.fixtures),
+                c.added_in,
+                list(c.single_target_from),
+            ]
+            for c in spec.categories.values()
+        ],
+        "metrics": [[name, v] for name, v in spec.metrics.items()],
+        "post_processes": [[name, v] for name, v in spec.post_processes.items()],
+        "deprecated": sorted([kind, name] for kind, name in spec.deprecated),
+        "later": [[kind, name, v] for (kind, name), v in spec.later.items()],
+    }
+
+
+class _Malformed(ValueError):
+    """The snapshot's content is not a spec version."""
+
+
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise _Malformed
+    return value
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise _Malformed
+    return value
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if type(value) is not list:
+        raise _Malformed
+    return tuple(_str(v) for v in value)
+
+
+def _rows(value: Any, width: int) -> list[list[Any]]:
+    if type(value) is not list or any(type(r) is not list or len(r) != width for r in value):
+        raise _Malformed
+    return value
+
+
+def decode_spec(doc: Any) -> SpecVersion:
+    """The spec version :func:`encode_spec` wrote; :class:`ValueError` on anything else."""
+    from evalspec.versions import CategoryPairs, SpecVersion
+
+    if type(doc) is not dict:
+        raise _Malformed
+    categories = {}
+    for name, metrics, rules, fixtures, added_in, letters in _rows(doc.get("categories"), 6):
+        categories[_str(name)] = CategoryPairs(
+            name, _strs(metrics), _strs(rules), _strs(fixtures), _int(added_in), _strs(letters)
+        )
+    return SpecVersion(
+        version=_int(doc.get("version")),
+        categories=MappingProxyType(categories),
+        metrics=MappingProxyType({_str(n): _int(v) for n, v in _rows(doc.get("metrics"), 2)}),
+        post_processes=MappingProxyType(
+            {_str(n): _int(v) for n, v in _rows(doc.get("post_processes"), 2)}
+        ),
+        deprecated=frozenset((_str(k), _str(n)) for k, n in _rows(doc.get("deprecated"), 2)),
+        later=MappingProxyType(
+            {(_str(k), _str(n)): _int(v) for k, n, v in _rows(doc.get("later"), 3)}
+        ),
+    )
+
+
+def _checksum(key: Any, spec: Any) -> str:
+    body = json.dumps([FORMAT, key, spec], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+# -- reading and writing ---------------------------------------------------------------
+
+
+def _read_own_file(path: str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a symlink) that only this
+    user can write; otherwise ``None``."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            return None
+        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+            return None
+        return f.read(MAX_BYTES + 1)
+
+
+def load(path: str, spec_version: int | None) -> SpecVersion | None:
+    """The snapshot at ``path`` if it is well-formed and current, else ``None``."""
+    data = _read_own_file(path)
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+        if type(doc) is not dict or doc.get("format") != FORMAT:
+            return None
+        key, spec, deps = doc["key"], doc["spec"], doc["dependencies"]
+        if doc.get("checksum") != _checksum([key, deps], spec):
+            return None  # corrupt, truncated or edited
+        if key != _global_key(spec_version):
+            return None
+        for how, dep_path, stamp in _rows(deps, 3):
+            if _STAMPERS[_str(how)](_str(dep_path)) != stamp:
+                return None
+        return decode_spec(spec)
+    except (ValueError, KeyError, TypeError, RecursionError):  # not a snapshot of ours
+        return None
+
+
+def write(path: str, registry: Registry, spec_version: int | None) -> None:
+    """Snapshot ``registry``'s spec version at ``path``, atomically.
+
+    :raises OSError: the cache directory cannot be written.
+    """
+    key = _global_key(spec_version)
+    deps = _dependencies(registry)
+    spec = encode_spec(registry.spec)
+    doc = {
+        "format": FORMAT,
+        "key": key,
+        "dependencies": deps,
+        "spec": spec,
+        "checksum": _checksum([key, deps], spec),
+    }
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    st = os.lstat(directory)
+    if not stat.S_ISDIR(st.st_mode) or (
+        hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022)
+    ):
+        # A symlink, or a directory someone else can write to: not ours to trust.
+        raise PermissionError(f"{directory} is not a private directory of this user")
+    # A fresh file (never an existing one, never through a symlink) renamed over
+    # the old: a reader sees the old snapshot or the new one, whole.
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, separators=(",", ":"))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
