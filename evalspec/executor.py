@@ -227,22 +227,11 @@ class RaySandbox:
     ) -> TaskResult:
         """``code`` against each test program, stopping at the first that does not pass.
 
-        The same contract as ``Sandbox.run_tests`` (which cannot be reused: it
-        runs on this machine's launch plan), each program a Ray task.
+        The same contract as ``Sandbox.run_tests``, each program a Ray task.
         """
-        if isinstance(tests, str):
-            raise TypeError("tests must be a sequence of test programs, not one string")
-        if not tests:
-            from evalspec.sandbox import NoTestsError
+        from evalspec.sandbox.runner import run_each
 
-            raise NoTestsError("a task needs at least one test program; none were given")
-        results: list[RunResult] = []
-        for test in tests:
-            result = self.run(code, test, limits=limits)
-            results.append(result)
-            if not result.passed:
-                break
-        return TaskResult(results=tuple(results), tier=self.tier, tests=len(tests))
+        return run_each(self.run, code, tests, limits=limits, tier=self.tier)
 
     def close(self) -> None:
         """Disconnect; a cluster this object started on this machine is stopped."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import evalspec.sandbox.verdict as verdict
@@ -120,20 +120,12 @@ class Sandbox:
         Stops at the first test that does not pass (the task has failed, or has
         no verdict when that run was a ``sandbox_error``).
         """
-        if isinstance(tests, str):
-            raise TypeError("tests must be a sequence of test programs, not one string")
-        if not tests:
-            raise NoTestsError("a task needs at least one test program; none were given")
-        results: list[RunResult] = []
-        for test in tests:
-            result = self.run(code, test, limits=limits)
-            results.append(result)
-            if not result.passed:
-                break
-        return TaskResult(
-            results=tuple(results),
+        return run_each(
+            self.run,
+            code,
+            tests,
+            limits=limits,
             tier=self.tier,
-            tests=len(tests),
             custom_types=verdict.custom_types(self.trust_custom_types),
         )
 
@@ -169,3 +161,30 @@ class Sandbox:
         """Run many ``(code, tests)`` tasks on ``jobs`` threads; results in input order."""
         done = dict(self.iter_map(items, jobs=jobs, limits=limits))
         return [done[i] for i in range(len(done))]
+
+
+def run_each(
+    run: Callable[..., RunResult],
+    code: str,
+    tests: Sequence[str],
+    *,
+    limits: Limits | None,
+    tier: str,
+    custom_types: str = "refused",
+) -> TaskResult:
+    """``run(code, test, limits=limits)`` for each test program, stopping at the
+    first that does not pass: the contract of :meth:`Sandbox.run_tests`, shared
+    by every executor (local or on a cluster)."""
+    if isinstance(tests, str):
+        raise TypeError("tests must be a sequence of test programs, not one string")
+    if not tests:
+        raise NoTestsError("a task needs at least one test program; none were given")
+    results: list[RunResult] = []
+    for test in tests:
+        result = run(code, test, limits=limits)
+        results.append(result)
+        if not result.passed:
+            break
+    return TaskResult(
+        results=tuple(results), tier=tier, tests=len(tests), custom_types=custom_types
+    )
