@@ -213,6 +213,8 @@ def _id_character_problem(line: int, task: TaskSpec) -> ErrorRecord | None:
     The validator (spec v1, frozen) accepts them; they break terminals, logs,
     CSV exports and file names built from ids, and can hide in a review.
     """
+    if task.task_id.isprintable():  # Cc and the bidi controls (Cf) are not printable
+        return None
     bad = next(
         (c for c in task.task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
         None,
