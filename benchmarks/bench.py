@@ -94,7 +94,10 @@ def _baseline_env(baseline: Path | None) -> dict[str, str]:
     """The environment that runs the evalspec source tree ``baseline`` instead."""
     if baseline is None:
         return ENV
-    return dict(ENV, PYTHONPATH=str(baseline), EVALSPEC_NO_PLUGIN_CACHE="")
+    # PYTHONSAFEPATH (Python 3.11+): ``python -m evalspec`` run from a checkout would
+    # otherwise import the checkout's evalspec (the current directory comes first
+    # on sys.path), not the baseline's, and the "baseline" would be this tree.
+    return dict(ENV, PYTHONPATH=str(baseline), EVALSPEC_NO_PLUGIN_CACHE="", PYTHONSAFEPATH="1")
 
 
 def _lint_layout(path: Path, root: Path) -> Path:

@@ -18,7 +18,7 @@ import difflib
 import functools
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -34,7 +34,6 @@ from evalspec.errors import (
     UnimplementedNameError,
     UnknownNameError,
 )
-from evalspec.manager import PluginManager, make_plugin_manager
 from evalspec.model import Category, Metric, PostProcessRule
 from evalspec.versions import Migration, SpecVersion, order_chain, replay
 from evalspec.versions.settings import (
@@ -46,6 +45,9 @@ from evalspec.versions.settings import (
     load_project,
     lock_label,
 )
+
+if TYPE_CHECKING:  # pluggy is imported only when a registry is built, off the snapshot's path
+    from evalspec.manager import PluginManager
 
 T = TypeVar("T")
 
@@ -202,6 +204,8 @@ def build_registry(
     """
     pm = plugin_manager
     if pm is None:
+        from evalspec.manager import make_plugin_manager
+
         pm = make_plugin_manager(plugins, entry_points=entry_points, builtins=builtins)
     return _assemble(pm, collect_migrations(pm), spec_version)
 
@@ -308,6 +312,8 @@ def project_registry(
     else:
         proj = load_project(project)
     released = None if pending else proj.effective_lock().released
+    from evalspec.manager import make_plugin_manager
+
     pm = make_plugin_manager(proj.load_plugins(skip_broken_after=released))
     migrations = collect_migrations(pm)
     try:

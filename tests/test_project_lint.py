@@ -296,3 +296,30 @@ def test_reformatting_a_dataset_needs_no_bump(layout: Path) -> None:
 def test_option_letters_are_read_at_line_starts() -> None:
     prompt = "Q?\nA. one\n  B) two\n(C) three\nD.no space is not an option\nanswer E. no"
     assert offered_options(prompt) == ["A", "B", "C"]
+
+
+def test_semantic_findings_stream_and_keep_their_order(layout: Path) -> None:
+    """lint keeps no task, yet a few-shot example leaking a *later* task's prompt is
+    found, and the findings of one line come in the order of the checks."""
+    tasks = _tasks(layout)
+    later = tasks[-1]
+    tasks[0]["few_shot_examples"] = [
+        {"prompt": "  " + later["prompt"].replace(" ", "   "), "completion": "x"}
+    ]
+    tasks.append({**tasks[0], "task_id": "Dup"})
+    tasks.append({**tasks[0], "task_id": "DUP"})
+    _write_tasks(layout, tasks)
+    report = lint_layout(Layout(layout), check_git=False)
+    assert not report.io_errors
+    found = [(p.error.line, p.error.rule) for p in report.problems()]
+    n = len(tasks)
+    assert found == [
+        (1, "few_shot_leak"),
+        (n - 1, "duplicate_prompt"),
+        (n - 1, "few_shot_leak"),
+        (n, "duplicate_prompt"),
+        (n, "few_shot_leak"),
+        (n, "id_collision"),
+    ]
+    leak = next(p.error for p in report.problems() if p.error.rule == "few_shot_leak")
+    assert f"(line {n - 2})" in leak.message

@@ -14,7 +14,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,103 +139,37 @@ def _collapse(text: str) -> str:
 # -- the checks on validated tasks ---------------------------------------------------
 
 
-def check_labels(tasks: Sequence[tuple[int, TaskSpec]], labels: Labels) -> list[ErrorRecord]:
+def _label_problems(line: int, task: TaskSpec, labels: Labels) -> Iterator[ErrorRecord]:
     """Required labels present and every declared label's value legal."""
-    out = []
-    for line, task in tasks:
-        meta = task.metadata
-        for name in labels.required:
-            if name not in meta:
-                out.append(
-                    _rec(
-                        line,
-                        "missing_label",
-                        f"metadata.{name}",
-                        f"metadata has no {name!r} label (legal: {', '.join(labels.legal[name])})",
-                        task.task_id,
-                    )
-                )
-        for name, legal in labels.legal.items():
-            if name not in meta:
-                continue
-            value = meta[name]
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (str, int))
-                or str(value) not in legal
-            ):
-                out.append(
-                    _rec(
-                        line,
-                        "illegal_label",
-                        f"metadata.{name}",
-                        f"{name}={value!r} is not a legal value (legal: "
-                        f"{', '.join(legal)}; see config/labels.yaml)",
-                        task.task_id,
-                    )
-                )
-    return out
-
-
-def check_prompts(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
-    """The same rendered prompt twice: conflicting targets, or the same sample scored twice."""
-    out = []
-    from evalspec.prompting import render
-
-    first: dict[str, tuple[int, TaskSpec]] = {}
-    for line, task in tasks:
-        key = _collapse(render(task))
-        if key not in first:
-            first[key] = (line, task)
+    meta = task.metadata
+    for name in labels.required:
+        if name not in meta:
+            yield _rec(
+                line,
+                "missing_label",
+                f"metadata.{name}",
+                f"metadata has no {name!r} label (legal: {', '.join(labels.legal[name])})",
+                task.task_id,
+            )
+    for name, legal in labels.legal.items():
+        if name not in meta:
             continue
-        line0, task0 = first[key]
-        if sorted(task0.targets) != sorted(task.targets):
-            out.append(
-                _rec(
-                    line,
-                    "conflicting_targets",
-                    "targets",
-                    f"the same prompt as {task0.task_id!r} (line {line0}) has different "
-                    f"targets: {list(task0.targets)} there, {list(task.targets)} here",
-                    task.task_id,
-                )
+        value = meta[name]
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value) not in legal:
+            yield _rec(
+                line,
+                "illegal_label",
+                f"metadata.{name}",
+                f"{name}={value!r} is not a legal value (legal: "
+                f"{', '.join(legal)}; see config/labels.yaml)",
+                task.task_id,
             )
-        else:
-            out.append(
-                _rec(
-                    line,
-                    "duplicate_prompt",
-                    "prompt",
-                    f"the same prompt and targets as {task0.task_id!r} (line {line0}); "
-                    "the sample would be scored twice",
-                    task.task_id,
-                )
-            )
-    return out
 
 
-def check_leakage(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
-    """A few-shot example whose prompt is an evaluated prompt of the same dataset."""
-    prompts: dict[str, tuple[int, str]] = {}
-    for line, task in tasks:
-        prompts.setdefault(_collapse(task.prompt), (line, task.task_id))
-    out = []
-    for line, task in tasks:
-        for i, ex in enumerate(task.few_shot_examples):
-            hit = prompts.get(_collapse(ex.prompt))
-            if hit is not None:
-                where = "itself" if hit[1] == task.task_id else f"{hit[1]!r} (line {hit[0]})"
-                out.append(
-                    _rec(
-                        line,
-                        "few_shot_leak",
-                        f"few_shot_examples[{i}]",
-                        f"few-shot example {i} is the evaluated prompt of {where}; "
-                        "the answer leaks into the prompt",
-                        task.task_id,
-                    )
-                )
-    return out
+def _digest(text: str) -> bytes:
+    """A 128-bit digest standing for ``text`` in the cross-task tables (they keep no
+    text, so their memory is per task, not per byte of prompt)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def offered_options(prompt: str) -> list[str]:
@@ -243,55 +177,27 @@ def offered_options(prompt: str) -> list[str]:
     return [(m.group(1) or m.group(2)).upper() for m in _OPTION.finditer(prompt)]
 
 
-def check_options(tasks: Sequence[tuple[int, TaskSpec]], registry: Registry) -> list[ErrorRecord]:
+def _option_problem(line: int, task: TaskSpec, registry: Registry) -> ErrorRecord | None:
     """A single-letter target must be an option the prompt actually offers."""
-    out = []
-    for line, task in tasks:
-        pairs = registry.spec.categories.get(task.category)
-        if pairs is None or not pairs.single_target_from or len(task.targets) != 1:
-            continue
-        options = offered_options(task.prompt)
-        target = task.targets[0]
-        if target in options:
-            continue
-        offered = (
-            f"the prompt offers {', '.join(options)}"
-            if options
-            else "the prompt offers no lettered options (lines starting 'A.', 'B)' or '(C)')"
-        )
-        out.append(
-            _rec(
-                line,
-                "mcq_option_missing",
-                "targets",
-                f"target {target!r} is not an option: {offered}",
-                task.task_id,
-            )
-        )
-    return out
-
-
-def check_id_collisions(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
-    """Distinct task ids that are equal after NFKC normalisation and case folding."""
-    seen: dict[str, tuple[int, str]] = {}
-    out = []
-    for line, task in tasks:
-        key = unicodedata.normalize("NFKC", task.task_id).casefold()
-        hit = seen.get(key)
-        if hit is None:
-            seen[key] = (line, task.task_id)
-        elif hit[1] != task.task_id:
-            out.append(
-                _rec(
-                    line,
-                    "id_collision",
-                    "task_id",
-                    f"task_id {task.task_id!r} collides with {hit[1]!r} (line {hit[0]}) "
-                    "after case folding and Unicode normalisation",
-                    task.task_id,
-                )
-            )
-    return out
+    pairs = registry.spec.categories.get(task.category)
+    if pairs is None or not pairs.single_target_from or len(task.targets) != 1:
+        return None
+    options = offered_options(task.prompt)
+    target = task.targets[0]
+    if target in options:
+        return None
+    offered = (
+        f"the prompt offers {', '.join(options)}"
+        if options
+        else "the prompt offers no lettered options (lines starting 'A.', 'B)' or '(C)')"
+    )
+    return _rec(
+        line,
+        "mcq_option_missing",
+        "targets",
+        f"target {target!r} is not an option: {offered}",
+        task.task_id,
+    )
 
 
 # Bidirectional-text controls (the "Trojan Source" characters): invisible, and they
@@ -301,30 +207,155 @@ _BIDI_CONTROLS = frozenset(
 )
 
 
-def check_id_characters(tasks: Sequence[tuple[int, TaskSpec]]) -> list[ErrorRecord]:
-    """Task ids holding a control character or a bidirectional-text control.
+def _id_character_problem(line: int, task: TaskSpec) -> ErrorRecord | None:
+    """A task id holding a control character or a bidirectional-text control.
 
     The validator (spec v1, frozen) accepts them; they break terminals, logs,
     CSV exports and file names built from ids, and can hide in a review.
     """
-    out = []
-    for line, task in tasks:
-        bad = next(
-            (c for c in task.task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
-            None,
-        )
-        if bad is not None:
-            out.append(
+    if task.task_id.isprintable():  # Cc and the bidi controls (Cf) are not printable
+        return None
+    bad = next(
+        (c for c in task.task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
+        None,
+    )
+    if bad is None:
+        return None
+    return _rec(
+        line,
+        "id_control_character",
+        "task_id",
+        f"task_id {task.task_id!r} holds the control character U+{ord(bad):04X}; "
+        "use printable characters only",
+        task.task_id,
+    )
+
+
+class SemanticChecks:
+    """The semantic checks on a dataset's valid tasks, fed one task at a time.
+
+    Nothing keeps a task: the cross-task checks keep, per task, a digest of its
+    collapsed rendered prompt and of its collapsed prompt, its id and targets,
+    and a digest per few-shot example (few-shot leakage is only known once every
+    prompt has been seen). :meth:`findings` returns, sorted by line, what the
+    checks found, in the order the checks were run over whole task lists before:
+    labels, prompts, leakage, options, id collisions, id characters.
+    """
+
+    def __init__(self, registry: Registry, labels: Labels | None) -> None:
+        from evalspec.prompting import render
+
+        self._render = render
+        self._registry = registry
+        self._labels = labels
+        self._label_out: list[ErrorRecord] = []
+        self._prompt_out: list[ErrorRecord] = []
+        self._option_out: list[ErrorRecord] = []
+        self._collision_out: list[ErrorRecord] = []
+        self._character_out: list[ErrorRecord] = []
+        # collapsed rendered prompt -> the first task's line, id and targets
+        self._rendered: dict[bytes, tuple[int, str, tuple[str, ...]]] = {}
+        # collapsed prompt -> the first task's line and id
+        self._prompts: dict[bytes, tuple[int, str]] = {}
+        # (line, task id, example index, collapsed example prompt), in order
+        self._examples: list[tuple[int, str, int, bytes]] = []
+        # NFKC-normalised, case-folded id -> the first task's line and id
+        self._ids: dict[str, tuple[int, str]] = {}
+
+    def add(self, line: int, task: TaskSpec) -> None:
+        """Check one valid task (tasks come in line order)."""
+        tid = task.task_id
+        if self._labels is not None:
+            self._label_out.extend(_label_problems(line, task, self._labels))
+        self._check_rendered(line, task)
+        self._prompts.setdefault(_digest(_collapse(task.prompt)), (line, tid))
+        for i, ex in enumerate(task.few_shot_examples):
+            self._examples.append((line, tid, i, _digest(_collapse(ex.prompt))))
+        rec = _option_problem(line, task, self._registry)
+        if rec is not None:
+            self._option_out.append(rec)
+        self._check_collision(line, tid)
+        rec = _id_character_problem(line, task)
+        if rec is not None:
+            self._character_out.append(rec)
+
+    def _check_rendered(self, line: int, task: TaskSpec) -> None:
+        """The same rendered prompt twice: conflicting targets, or the same sample
+        scored twice."""
+        key = _digest(_collapse(self._render(task)))
+        first = self._rendered.get(key)
+        if first is None:
+            self._rendered[key] = (line, task.task_id, tuple(task.targets))
+            return
+        line0, tid0, targets0 = first
+        if sorted(targets0) != sorted(task.targets):
+            self._prompt_out.append(
                 _rec(
                     line,
-                    "id_control_character",
-                    "task_id",
-                    f"task_id {task.task_id!r} holds the control character U+{ord(bad):04X}; "
-                    "use printable characters only",
+                    "conflicting_targets",
+                    "targets",
+                    f"the same prompt as {tid0!r} (line {line0}) has different "
+                    f"targets: {list(targets0)} there, {list(task.targets)} here",
                     task.task_id,
                 )
             )
-    return out
+        else:
+            self._prompt_out.append(
+                _rec(
+                    line,
+                    "duplicate_prompt",
+                    "prompt",
+                    f"the same prompt and targets as {tid0!r} (line {line0}); "
+                    "the sample would be scored twice",
+                    task.task_id,
+                )
+            )
+
+    def _check_collision(self, line: int, tid: str) -> None:
+        """Distinct task ids that are equal after NFKC normalisation and case folding."""
+        key = unicodedata.normalize("NFKC", tid).casefold()
+        hit = self._ids.get(key)
+        if hit is None:
+            self._ids[key] = (line, tid)
+        elif hit[1] != tid:
+            self._collision_out.append(
+                _rec(
+                    line,
+                    "id_collision",
+                    "task_id",
+                    f"task_id {tid!r} collides with {hit[1]!r} (line {hit[0]}) "
+                    "after case folding and Unicode normalisation",
+                    tid,
+                )
+            )
+
+    def _leaks(self) -> Iterator[ErrorRecord]:
+        """A few-shot example whose prompt is an evaluated prompt of the same dataset."""
+        for line, tid, i, key in self._examples:
+            hit = self._prompts.get(key)
+            if hit is not None:
+                where = "itself" if hit[1] == tid else f"{hit[1]!r} (line {hit[0]})"
+                yield _rec(
+                    line,
+                    "few_shot_leak",
+                    f"few_shot_examples[{i}]",
+                    f"few-shot example {i} is the evaluated prompt of {where}; "
+                    "the answer leaks into the prompt",
+                    tid,
+                )
+
+    def findings(self) -> list[ErrorRecord]:
+        """Every finding, sorted by line (stable: per line, in the order above)."""
+        out = [
+            *self._label_out,
+            *self._prompt_out,
+            *self._leaks(),
+            *self._option_out,
+            *self._collision_out,
+            *self._character_out,
+        ]
+        out.sort(key=lambda e: e.line)
+        return out
 
 
 # -- the linter ------------------------------------------------------------------------
@@ -419,21 +450,14 @@ class Linter:
             )
             return result
         registry = self._registry(card, result)
+        checks = SemanticChecks(registry, self.labels)
         try:
-            tasks, hashed = _read_dataset(dataset, registry, result)
+            hashed = _read_dataset(dataset, registry, result, checks.add)
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
             return result
         result.content_hash = hashed.content_hash
-        semantic: list[ErrorRecord] = []
-        if self.labels is not None:
-            semantic += check_labels(tasks, self.labels)
-        semantic += check_prompts(tasks)
-        semantic += check_leakage(tasks)
-        semantic += check_options(tasks, registry)
-        semantic += check_id_collisions(tasks)
-        semantic += check_id_characters(tasks)
-        semantic.sort(key=lambda e: e.line)
+        semantic = checks.findings()
         try:
             texts = _line_texts(dataset, {e.line for e in semantic})
         except OSError as exc:
@@ -614,11 +638,14 @@ class _Hashed:
 
 
 def _read_dataset(
-    dataset: Path, registry: Registry, result: DatasetLint
-) -> tuple[list[tuple[int, TaskSpec]], _Hashed]:
-    """Validate ``dataset`` line by line, never holding its bytes: errors go to
-    ``result``, the valid tasks (with their line numbers) are returned, with the
-    content hash of its records.
+    dataset: Path,
+    registry: Registry,
+    result: DatasetLint,
+    valid: Callable[[int, TaskSpec], None],
+) -> _Hashed:
+    """Validate ``dataset`` line by line, never holding its bytes or its tasks: errors
+    go to ``result``, each valid task (the first of its id) to ``valid(line, task)``
+    as it is read; returned: the content hash of its records.
 
     Each line is decoded once. A line the validator's fast path vouches for comes
     back decoded exactly as the precise parser decodes it, which is what the content
@@ -632,7 +659,6 @@ def _read_dataset(
     vouch = FastPath(spec).vouch
     records = hashlib.sha256()
     complete = True
-    tasks: list[tuple[int, TaskSpec]] = []
     first_seen: dict[str, int] = {}
     total = 0
     with dataset.open("rb") as f:
@@ -657,7 +683,7 @@ def _read_dataset(
                 first = first_seen.get(task.task_id)
                 if first is None:
                     first_seen[task.task_id] = number
-                    tasks.append((number, task))
+                    valid(number, task)
                     continue
                 verdict = LineResult(
                     number, None, (duplicate_record(number, task.task_id, first, raw),)
@@ -665,7 +691,7 @@ def _read_dataset(
             result.problems.extend(Problem(result.path, e) for e in verdict.errors)
     result.tasks = total
     hashed = PREFIX + records.hexdigest() if complete else None
-    return tasks, _Hashed(hashed)
+    return _Hashed(hashed)
 
 
 _UNPARSED: Any = object()

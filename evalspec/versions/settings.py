@@ -38,7 +38,6 @@ import attrs
 
 from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
 from evalspec.hookspecs import hookimpl
-from evalspec.manager import NamedPlugin
 from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, json_depth_problem, read_text_bounded
 from evalspec.versions.lock import Lock, packaged_lock, read_lock, verify
 from evalspec.versions.migration import Migration
@@ -97,6 +96,8 @@ class Project:
         :raises ProjectConfigError: a module cannot be imported, or a
             migration file is unusable.
         """
+        from evalspec.manager import NamedPlugin  # off the warm path (snapshot)
+
         out: list[object] = []
         self._add_to_path()
         for name in self.plugins:
