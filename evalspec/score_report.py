@@ -57,7 +57,7 @@ def _target_notes(tasks: Sequence[TaskSpec], registry: Registry) -> list[str]:
         if hit:
             shown = ", ".join(hit[:5]) + (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
             why = metric.caveat or "the metric cannot score these targets meaningfully"
-            notes.append(f"{name}: {len(hit)} tasks ({shown}): {why}")
+            notes.append(f"{name}: {counted(len(hit), 'task')} ({shown}): {why}")
     return notes
 
 

@@ -199,7 +199,7 @@ def test_a_plugin_metric_is_reported_with_its_declared_knowledge(
     assert report["unparsed"] == {"arrow_qa": {"after_arrow": 1}}
     assert "pluggy" in report["provenance"]["reference_packages"]
     assert any(
-        n.startswith("overlap: 1 tasks (a2)") and "blank targets" in n for n in report["notes"]
+        n.startswith("overlap: 1 task (a2)") and "blank targets" in n for n in report["notes"]
     )
 
 

@@ -194,4 +194,4 @@ def test_rouge_l_tasks_without_ascii_tokens_are_noted_never_a_silent_zero() -> N
     r = build_report(tasks, score_tasks(tasks, {"zh": "我爱北京", "en": "I love Beijing"}))
     assert [row["score"] for row in r["rows"]] == [0.0, 1.0]
     [note] = [n for n in r["notes"] if n.startswith("rouge_l:")]
-    assert "1 tasks (zh)" in note
+    assert "1 task (zh)" in note
