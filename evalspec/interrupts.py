@@ -29,7 +29,7 @@ import errno
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any, TextIO
 
@@ -109,6 +109,52 @@ def install() -> None:
     for signum in _TERMINATING:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _on_terminate)
+
+
+@contextlib.contextmanager
+def children_end_with_the_command() -> Iterator[None]:
+    """While worker processes run, a signal kills them and ends the command at once.
+
+    Unwinding through a multiprocessing pool is not safe here: a SIGTERM sent to
+    the whole process group (as CI runners send it) can kill a worker while it
+    holds the result queue's lock, and the pool's clean-up then waits on that
+    lock for ever. The workers hold nothing to clean up, so the command kills
+    them and exits with the signal's code (130 for Ctrl-C, with its one line).
+    Outside the command (library use, another thread) this does nothing.
+    """
+    import threading
+
+    if (
+        not _OWNER
+        or os.getpid() != _OWNER[0]
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def end(signum: int, frame: FrameType | None) -> None:
+        import multiprocessing
+
+        for child in multiprocessing.active_children():
+            with contextlib.suppress(Exception):
+                child.kill()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        if signum == signal.SIGINT:
+            with contextlib.suppress(OSError):
+                os.write(2, b"evalspec: interrupted\n")
+            os._exit(EXIT_INTERRUPTED)
+        os._exit(128 + signum)
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, *_TERMINATING)}
+    for signum, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(signum, end)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def in_worker() -> None:

@@ -27,7 +27,7 @@ import attrs
 
 from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
-from evalspec.interrupts import in_worker
+from evalspec.interrupts import children_end_with_the_command, in_worker
 from evalspec.linelimit import OverlongLine, max_line_bytes, overlong_record
 from evalspec.validate import LineResult, duplicate_record, line_verdict
 from evalspec.versions import SpecVersion
@@ -296,19 +296,22 @@ def iter_problems(
         from evalspec.snapshot import encode_spec
 
         spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
-        pool = _context().Pool(
-            min(n_jobs, len(spans)), initializer=_init_worker, initargs=(encode_spec(spec), fast)
-        )
-        try:
-            for result in pool.imap(_work, spans):
-                yield from _resolve(result, first_line, seen, _in_file(f), tally)
-                first_line += result.lines
-                if on_chunk is not None:
-                    on_chunk(tally)
-            pool.close()
-        finally:
-            pool.terminate()
-            pool.join()
+        with children_end_with_the_command():
+            pool = _context().Pool(
+                min(n_jobs, len(spans)),
+                initializer=_init_worker,
+                initargs=(encode_spec(spec), fast),
+            )
+            try:
+                for result in pool.imap(_work, spans):
+                    yield from _resolve(result, first_line, seen, _in_file(f), tally)
+                    first_line += result.lines
+                    if on_chunk is not None:
+                        on_chunk(tally)
+                pool.close()
+            finally:
+                pool.terminate()
+                pool.join()
 
 
 def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:
