@@ -7,11 +7,12 @@ import warnings
 from evalspec.sandbox import TIERS, Limits, Sandbox, SandboxUnavailable, WeakIsolationWarning
 
 
-def sandbox_at(tier: str, limits: Limits | None = None) -> Sandbox:
-    """A sandbox at exactly ``tier`` (the warning about rlimits-only as root silenced)."""
+def sandbox_at(tier: str, limits: Limits | None = None, **options: bool) -> Sandbox:
+    """A sandbox at exactly ``tier`` (the warning about rlimits-only as root silenced);
+    ``options`` go to :class:`Sandbox` (``trust_custom_types``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", WeakIsolationWarning)
-        return Sandbox(limits, tier=tier)
+        return Sandbox(limits, tier=tier, **options)
 
 
 def available_tiers() -> list[str]:

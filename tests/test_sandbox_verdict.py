@@ -17,18 +17,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
+from sandbox_tiers import available_tiers, sandbox_at
 
 from evalspec.sandbox import (
-    TIERS,
     Limits,
     RunResult,
     Sandbox,
-    SandboxUnavailable,
-    WeakIsolationWarning,
 )
 from evalspec.sandbox.driver import Decoder, Encoder, Handles, ProtocolError, overrides
 
@@ -38,23 +35,11 @@ RIGHT = "def add(a, b):\n    return a + b\n"
 TEST = "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n"
 
 
-def _available(tier: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", WeakIsolationWarning)
-            Sandbox(tier=tier)
-    except SandboxUnavailable:
-        return False
-    return True
-
-
-AVAILABLE = [t for t in TIERS if _available(t)]
+AVAILABLE = available_tiers()
 
 
 def _at(tier: str, **options: bool) -> Sandbox:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", WeakIsolationWarning)
-        return Sandbox(LIMITS, tier=tier, **options)
+    return sandbox_at(tier, LIMITS, **options)
 
 
 @pytest.fixture(scope="module")
