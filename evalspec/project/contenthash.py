@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from evalspec.project.records import read_records
@@ -24,6 +24,60 @@ def canonical(record: Any) -> bytes:
     """A record's canonical JSON bytes."""
     text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return text.encode("utf-8", "surrogatepass")
+
+
+_FLOAT_PROBES: tuple[Any, ...] = (
+    0.0, -0.0, 1.0, 0.1, -2.5, 123456.789, 1e-4, -1e-4, 0.00012, 9.999999999999999e-05,
+    1.5e-05, 1e-10, 5e-324, 1e15, 9999999999999998.0, 1e16, -1e16, 1.5e17, 1e22, 1e100,
+    1.7976931348623157e308, 2.0**63, 0.30000000000000004,
+)  # fmt: skip
+_OTHER_PROBES: tuple[Any, ...] = (
+    {"b": [1, -2, 2**64, -(2**70), 10**30, True, False, None], "a": {"\U00010000": 1, "\uffff": 2}},
+    {"s": "".join(map(chr, range(0x80))) + '\x85\xa0\u2028\u2029\ufeff\U0001f600 "\\ é 答案'},
+    {"z": [], "y": {}, "x": [[{}]], "": ""},
+)
+
+
+def canonical_of_vouched() -> Callable[[dict[str, Any]], bytes]:
+    """:func:`canonical` for the tasks the validator's fast path vouched for: the same
+    bytes, about five times faster, with msgspec (the ``fast`` extra); without it, or
+    with a msgspec that writes differently, :func:`canonical` itself.
+
+    The argument must be such a task: a dict whose values outside ``metadata`` are
+    strings, lists of strings or lists of objects of strings (no float, no lone
+    surrogate). Why the bytes are the same: ``msgspec.json`` with sorted keys
+    writes strings (every code point; only ``"``, ``\\`` and the controls below
+    U+0020 escaped, as ``\\n`` or ``\\u001f``), integers of any size, ``true``,
+    ``false``, ``null`` and the structure exactly as ``json.dumps(sort_keys=True,
+    separators=(",", ":"), ensure_ascii=False)`` does. Floats differ in notation
+    only: both write the shortest round-tripping digits, and Python switches to an
+    exponent below 1e-4 and from 1e16 up, where msgspec writes ``1e16`` or
+    ``0.00001``. Every such float written by msgspec holds a digit followed by ``e``
+    or ``0.0000``; a task whose metadata (the only place a float can be) holds either
+    is written by :func:`canonical`. The probes above check all of that when the
+    encoder is made (a failed probe means no fast path), and the tests compare the
+    two on every code point, on ~600,000 floats and on generated tasks.
+    """
+    try:
+        import msgspec
+    except ImportError:  # the `fast` extra is optional
+        return canonical
+    import re
+
+    encode = msgspec.json.Encoder(order="sorted").encode
+    marked = re.compile(rb"[0-9]e|0\.0000").search
+    for probe in (*_FLOAT_PROBES, *_OTHER_PROBES):
+        if marked(encode(probe)) is None and encode(probe) != canonical(probe):
+            return canonical
+
+    def fast(record: dict[str, Any]) -> bytes:
+        meta = record.get("metadata")
+        if meta and marked(encode(meta)) is not None:
+            return canonical(record)  # maybe a float written with an exponent
+        out: bytes = encode(record)
+        return out
+
+    return fast
 
 
 def content_hash(records: Iterable[Any]) -> str:

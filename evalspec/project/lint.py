@@ -10,11 +10,12 @@ the file it belongs to.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,10 @@ import attrs
 
 from evalspec.errors import SpecVersionError
 from evalspec.jsonline import decode_bytes, parse_line
-from evalspec.model import ErrorRecord, TaskSpec
+from evalspec.model import ErrorRecord
 from evalspec.project import codeowners, gitrepo
 from evalspec.project.card import CardProblem, DataCard, card_path, parse_card
-from evalspec.project.contenthash import PREFIX, canonical, content_hash
+from evalspec.project.contenthash import PREFIX, canonical, canonical_of_vouched, content_hash
 from evalspec.project.labels import Labels, parse_labels
 from evalspec.project.layout import Layout
 from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
@@ -132,16 +133,13 @@ def _short(text: str, limit: int = 1000) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 # -- the checks on validated tasks ---------------------------------------------------
 
 
-def _label_problems(line: int, task: TaskSpec, labels: Labels) -> Iterator[ErrorRecord]:
+def _label_problems(
+    line: int, task_id: str, meta: Mapping[str, Any], labels: Labels
+) -> Iterator[ErrorRecord]:
     """Required labels present and every declared label's value legal."""
-    meta = task.metadata
     for name in labels.required:
         if name not in meta:
             yield _rec(
@@ -149,7 +147,7 @@ def _label_problems(line: int, task: TaskSpec, labels: Labels) -> Iterator[Error
                 "missing_label",
                 f"metadata.{name}",
                 f"metadata has no {name!r} label (legal: {', '.join(labels.legal[name])})",
-                task.task_id,
+                task_id,
             )
     for name, legal in labels.legal.items():
         if name not in meta:
@@ -162,14 +160,31 @@ def _label_problems(line: int, task: TaskSpec, labels: Labels) -> Iterator[Error
                 f"metadata.{name}",
                 f"{name}={value!r} is not a legal value (legal: "
                 f"{', '.join(legal)}; see config/labels.yaml)",
-                task.task_id,
+                task_id,
             )
 
 
-def _digest(text: str) -> bytes:
-    """A 128-bit digest standing for ``text`` in the cross-task tables (they keep no
-    text, so their memory is per task, not per byte of prompt)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+# What str.split() splits ASCII text at: tab, LF, VT, FF, CR, 0x1c-0x1f and space.
+_ASCII_SPACES = bytes(c for c in range(0x80) if chr(c).isspace())
+_TO_SPACE = bytes.maketrans(_ASCII_SPACES, b" " * len(_ASCII_SPACES))
+
+
+def _collapsed(text: str) -> bytes:
+    """``" ".join(text.split())`` in UTF-8: runs of whitespace made one space, none at
+    either end.
+
+    ASCII text is collapsed on its bytes, without a string per word: mapping its
+    whitespace (:data:`_ASCII_SPACES`) to spaces, halving runs of spaces until none
+    is left and stripping the ends gives the same bytes. Other text is split (the
+    byte way, after a search for whitespace beyond ASCII, measured no faster on
+    the multilingual benchmark mix).
+    """
+    if text.isascii():
+        data = text.encode("ascii").translate(_TO_SPACE)
+        while b"  " in data:
+            data = data.replace(b"  ", b" ")
+        return data.strip(b" ")
+    return " ".join(text.split()).encode("utf-8", "surrogatepass")
 
 
 def offered_options(prompt: str) -> list[str]:
@@ -177,13 +192,26 @@ def offered_options(prompt: str) -> list[str]:
     return [(m.group(1) or m.group(2)).upper() for m in _OPTION.finditer(prompt)]
 
 
-def _option_problem(line: int, task: TaskSpec, registry: Registry) -> ErrorRecord | None:
-    """A single-letter target must be an option the prompt actually offers."""
-    pairs = registry.spec.categories.get(task.category)
-    if pairs is None or not pairs.single_target_from or len(task.targets) != 1:
-        return None
-    options = offered_options(task.prompt)
-    target = task.targets[0]
+def _option_search(letter: str) -> Callable[[str], Any]:
+    """``search(prompt)``: a match when ``letter`` (one of ``A``-``Z``) is in
+    :func:`offered_options` of the prompt, else ``None``.
+
+    :data:`_OPTION` with the letter fixed: at each line start at most one option
+    can match (one starts with ``(``, the other with the letter, after the same
+    indentation), and a match never crosses a line, so ``finditer`` finds an option
+    at every line start that has one; this finds the first with the letter.
+    """
+    both = f"[{letter}{letter.lower()}]"
+    return re.compile(rf"^[ \t]*(?:\({both}\)|{both}[.)])(?=\s|$)", re.MULTILINE).search
+
+
+def _option_problem(
+    line: int, task_id: str, prompt: str, targets: Sequence[str]
+) -> ErrorRecord | None:
+    """A single-letter target must be an option the prompt actually offers (called
+    for the tasks of a category whose target is one letter, with one target)."""
+    options = offered_options(prompt)
+    target = targets[0]
     if target in options:
         return None
     offered = (
@@ -196,7 +224,7 @@ def _option_problem(line: int, task: TaskSpec, registry: Registry) -> ErrorRecor
         "mcq_option_missing",
         "targets",
         f"target {target!r} is not an option: {offered}",
-        task.task_id,
+        task_id,
     )
 
 
@@ -207,16 +235,16 @@ _BIDI_CONTROLS = frozenset(
 )
 
 
-def _id_character_problem(line: int, task: TaskSpec) -> ErrorRecord | None:
+def _id_character_problem(line: int, task_id: str) -> ErrorRecord | None:
     """A task id holding a control character or a bidirectional-text control.
 
     The validator (spec v1, frozen) accepts them; they break terminals, logs,
     CSV exports and file names built from ids, and can hide in a review.
     """
-    if task.task_id.isprintable():  # Cc and the bidi controls (Cf) are not printable
+    if task_id.isprintable():  # Cc and the bidi controls (Cf) are not printable
         return None
     bad = next(
-        (c for c in task.task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
+        (c for c in task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
         None,
     )
     if bad is None:
@@ -225,29 +253,47 @@ def _id_character_problem(line: int, task: TaskSpec) -> ErrorRecord | None:
         line,
         "id_control_character",
         "task_id",
-        f"task_id {task.task_id!r} holds the control character U+{ord(bad):04X}; "
+        f"task_id {task_id!r} holds the control character U+{ord(bad):04X}; "
         "use printable characters only",
-        task.task_id,
+        task_id,
     )
+
+
+_NONE: Any = object()
 
 
 class SemanticChecks:
     """The semantic checks on a dataset's valid tasks, fed one task at a time.
 
-    Nothing keeps a task: the cross-task checks keep, per task, a digest of its
+    Nothing keeps a task: the cross-task checks keep, per task, a 128-bit BLAKE2b digest of its
     collapsed rendered prompt and of its collapsed prompt, its id and targets,
     and a digest per few-shot example (few-shot leakage is only known once every
     prompt has been seen). :meth:`findings` returns, sorted by line, what the
     checks found, in the order the checks were run over whole task lists before:
     labels, prompts, leakage, options, id collisions, id characters.
+
+    A task comes as its decoded JSON object (as the validator's fast path returns
+    it, or :meth:`evalspec.TaskSpec.to_dict`), never as a ``TaskSpec``. The
+    rendered prompt is never built: collapsed, it is the collapsed example
+    prompts, completions and prompt (the empty ones left out) joined with single
+    spaces, since :func:`evalspec.prompting.render` joins them with whitespace
+    only, and splitting at whitespace distributes over such a join.
     """
 
     def __init__(self, registry: Registry, labels: Labels | None) -> None:
-        from evalspec.prompting import render
-
-        self._render = render
-        self._registry = registry
         self._labels = labels
+        self._required: tuple[str, ...] = ()
+        self._legal: tuple[tuple[str, frozenset[str]], ...] = ()
+        if labels is not None:
+            self._required = labels.required
+            self._legal = tuple((n, frozenset(v)) for n, v in labels.legal.items())
+        # categories whose one target is a letter the prompt must offer
+        self._lettered = frozenset(
+            name for name, cat in registry.spec.categories.items() if cat.single_target_from
+        )
+        self._option_searches: dict[str, Callable[[str], Any]] = {
+            c: _option_search(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        }
         self._label_out: list[ErrorRecord] = []
         self._prompt_out: list[ErrorRecord] = []
         self._option_out: list[ErrorRecord] = []
@@ -261,42 +307,117 @@ class SemanticChecks:
         self._examples: list[tuple[int, str, int, bytes]] = []
         # NFKC-normalised, case-folded id -> the first task's line and id
         self._ids: dict[str, tuple[int, str]] = {}
+        self._add = self._adder()
 
-    def add(self, line: int, task: TaskSpec) -> None:
-        """Check one valid task (tasks come in line order)."""
-        tid = task.task_id
-        if self._labels is not None:
-            self._label_out.extend(_label_problems(line, task, self._labels))
-        self._check_rendered(line, task)
-        self._prompts.setdefault(_digest(_collapse(task.prompt)), (line, tid))
-        for i, ex in enumerate(task.few_shot_examples):
-            self._examples.append((line, tid, i, _digest(_collapse(ex.prompt))))
-        rec = _option_problem(line, task, self._registry)
-        if rec is not None:
-            self._option_out.append(rec)
-        self._check_collision(line, tid)
-        rec = _id_character_problem(line, task)
-        if rec is not None:
-            self._character_out.append(rec)
+    def add(self, line: int, task: Mapping[str, Any]) -> None:
+        """Check one valid task, given as its decoded JSON object (tasks come in
+        line order)."""
+        self._add(line, task)
 
-    def _check_rendered(self, line: int, task: TaskSpec) -> None:
+    def _adder(self) -> Callable[[int, Mapping[str, Any]], None]:
+        """:meth:`add`, with what it touches per task bound as locals (it runs once
+        per task: attribute look-ups and calls are a good part of its cost)."""
+        labels = self._labels is not None
+        check_labels, check_rendered = self._check_labels, self._check_rendered
+        collapsed, blake2b, none = _collapsed, hashlib.blake2b, _NONE
+        examples, prompts, ids = self._examples, self._prompts, self._ids
+        rendered = self._rendered
+        lettered, searches = self._lettered, self._option_searches
+        option_out, character_out = self._option_out, self._character_out
+        normalize = unicodedata.normalize
+
+        def add(line: int, task: Mapping[str, Any]) -> None:
+            tid: str = task["task_id"]
+            prompt: str = task["prompt"]
+            targets: list[str] = task["targets"]
+            if labels:
+                check_labels(line, tid, task.get("metadata", none))
+            flat = collapsed(prompt)
+            key = blake2b(flat, digest_size=16).digest()
+            shots = task.get("few_shot_examples")
+            if shots:
+                # Each example's prompt and completion collapsed (a completion
+                # without whitespace is its own collapsed form: every whitespace
+                # character but " " is non-printable), then joined: the collapsed
+                # rendered prompt.
+                parts: list[bytes] = []
+                for i, ex in enumerate(shots):
+                    part = " ".join(ex["prompt"].split()).encode("utf-8", "surrogatepass")
+                    examples.append((line, tid, i, blake2b(part, digest_size=16).digest()))
+                    if part:
+                        parts.append(part)
+                    text = ex["completion"]
+                    if text and " " not in text and text.isprintable():
+                        parts.append(text.encode("utf-8"))
+                    else:
+                        part = " ".join(text.split()).encode("utf-8", "surrogatepass")
+                        if part:
+                            parts.append(part)
+                if flat:
+                    parts.append(flat)
+                whole = blake2b(b" ".join(parts), digest_size=16).digest()
+            else:
+                whole = key  # rendered, the task is its prompt
+            if whole in rendered:
+                check_rendered(line, tid, targets, whole)
+            else:
+                rendered[whole] = (line, tid, tuple(targets))
+            if key not in prompts:
+                prompts[key] = (line, tid)
+            if task["category"] in lettered and len(targets) == 1:
+                search = searches.get(targets[0])
+                if search is None or search(prompt) is None:
+                    rec = _option_problem(line, tid, prompt, targets)
+                    if rec is not None:
+                        option_out.append(rec)
+            folded = normalize("NFKC", tid).casefold()
+            hit = ids.get(folded)
+            if hit is None:
+                ids[folded] = (line, tid)
+            elif hit[1] != tid:
+                self._check_collision(line, tid)
+            if not tid.isprintable():
+                rec = _id_character_problem(line, tid)
+                if rec is not None:
+                    character_out.append(rec)
+
+        return add
+
+    def _check_labels(self, line: int, tid: str, meta: Any) -> None:
+        """:func:`_label_problems`, after a quicker test that finds none for the
+        common task (required labels present, the declared ones a legal string)."""
+        if meta is _NONE:
+            meta = {}
+        for name in self._required:
+            if name not in meta:
+                break
+        else:
+            for name, legal in self._legal:
+                value = meta.get(name, _NONE)
+                if value is not _NONE and (type(value) is not str or value not in legal):
+                    break
+            else:
+                return
+        assert self._labels is not None
+        self._label_out.extend(_label_problems(line, tid, meta, self._labels))
+
+    def _check_rendered(self, line: int, tid: str, targets: Sequence[str], key: bytes) -> None:
         """The same rendered prompt twice: conflicting targets, or the same sample
         scored twice."""
-        key = _digest(_collapse(self._render(task)))
         first = self._rendered.get(key)
         if first is None:
-            self._rendered[key] = (line, task.task_id, tuple(task.targets))
+            self._rendered[key] = (line, tid, tuple(targets))
             return
         line0, tid0, targets0 = first
-        if sorted(targets0) != sorted(task.targets):
+        if sorted(targets0) != sorted(targets):
             self._prompt_out.append(
                 _rec(
                     line,
                     "conflicting_targets",
                     "targets",
                     f"the same prompt as {tid0!r} (line {line0}) has different "
-                    f"targets: {list(targets0)} there, {list(task.targets)} here",
-                    task.task_id,
+                    f"targets: {list(targets0)} there, {list(targets)} here",
+                    tid,
                 )
             )
         else:
@@ -307,7 +428,7 @@ class SemanticChecks:
                     "prompt",
                     f"the same prompt and targets as {tid0!r} (line {line0}); "
                     "the sample would be scored twice",
-                    task.task_id,
+                    tid,
                 )
             )
 
@@ -641,11 +762,12 @@ def _read_dataset(
     dataset: Path,
     registry: Registry,
     result: DatasetLint,
-    valid: Callable[[int, TaskSpec], None],
+    valid: Callable[[int, dict[str, Any]], None],
 ) -> _Hashed:
     """Validate ``dataset`` line by line, never holding its bytes or its tasks: errors
     go to ``result``, each valid task (the first of its id) to ``valid(line, task)``
-    as it is read; returned: the content hash of its records.
+    as it is read, as its decoded JSON object; returned: the content hash of its
+    records.
 
     Each line is decoded once. A line the validator's fast path vouches for comes
     back decoded exactly as the precise parser decodes it, which is what the content
@@ -657,38 +779,59 @@ def _read_dataset(
 
     spec = registry.spec
     vouch = FastPath(spec).vouch
+    canonical_task = canonical_of_vouched()
     records = hashlib.sha256()
+    update = records.update
     complete = True
     first_seen: dict[str, int] = {}
+    problems = result.problems
+    shown = result.path
     total = 0
-    with dataset.open("rb") as f:
-        for number, raw in enumerate(read_lines(f), start=1):
-            obj = vouch(raw)
-            if obj is not None:
-                value: Any = obj
-                verdict: LineResult | None = LineResult(number, TaskSpec.from_dict(obj), ())
-            else:
+    # The tables grow by a few objects per task and hold no reference cycles: the
+    # collector's passes over them, triggered by the allocations, find nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with dataset.open("rb") as f:
+            for number, raw in enumerate(read_lines(f), start=1):
+                obj = vouch(raw)
+                if obj is not None:
+                    total += 1
+                    if complete:
+                        update(canonical_task(obj))
+                        update(b"\n")
+                    tid = obj["task_id"]
+                    first = first_seen.get(tid)
+                    if first is None:
+                        first_seen[tid] = number
+                        valid(number, obj)
+                    else:
+                        problems.append(Problem(shown, duplicate_record(number, tid, first, raw)))
+                    continue
                 verdict = line_verdict(number, raw, spec)
                 value = _parsed(raw, number)
                 if value is _UNPARSED:
                     complete = False
-            if verdict is None:
-                continue  # a blank line
-            total += 1
-            if value is not _UNPARSED and complete:
-                records.update(canonical(value))
-                records.update(b"\n")
-            task = verdict.task
-            if task is not None:
-                first = first_seen.get(task.task_id)
-                if first is None:
-                    first_seen[task.task_id] = number
-                    valid(number, task)
-                    continue
-                verdict = LineResult(
-                    number, None, (duplicate_record(number, task.task_id, first, raw),)
-                )
-            result.problems.extend(Problem(result.path, e) for e in verdict.errors)
+                if verdict is None:
+                    continue  # a blank line
+                total += 1
+                if value is not _UNPARSED and complete:
+                    update(canonical(value))
+                    update(b"\n")
+                task = verdict.task
+                if task is not None:
+                    first = first_seen.get(task.task_id)
+                    if first is None:
+                        first_seen[task.task_id] = number
+                        valid(number, task.to_dict())
+                        continue
+                    verdict = LineResult(
+                        number, None, (duplicate_record(number, task.task_id, first, raw),)
+                    )
+                problems.extend(Problem(shown, e) for e in verdict.errors)
+    finally:
+        if collecting:
+            gc.enable()
     result.tasks = total
     hashed = PREFIX + records.hexdigest() if complete else None
     return _Hashed(hashed)
