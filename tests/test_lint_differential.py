@@ -155,6 +155,10 @@ class Reference:
 # Whitespace of every kind, ASCII and beyond (str.isspace), to vary prompts with.
 SPACES = [" ", "  ", "\n", "\t", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\xa0", "\u3000", "\u2028"]
 WORDS = ["Question:", "17", "+", "24", "Answer:", "答案\uff1a", "Ответ", "😀", "A.", "(B)", "x"]
+_VALID_LINE = (
+    '{"task_id": "t1", "category": "arithmetic", "prompt": "1 + 1 =", "targets": ["2"], '
+    '"metric_name": "exact_match", "post_process": "none", "metadata": {"source": "web"}}'
+)
 LABELS_YAML = "labels:\n  difficulty: [easy, hard, 3]\n  source: [web, book]\nrequired: [source]\n"
 
 
@@ -303,6 +307,28 @@ def test_the_checks_on_decoded_objects_find_what_the_reference_finds(
             ours.add(i, task)
             ref.add(i, TaskSpec.from_dict(task))
         assert ours.findings() == ref.findings(), tasks
+
+
+def test_the_checks_on_the_fast_paths_structs_find_what_the_reference_finds(
+    registry: Registry,
+) -> None:
+    """lint hands the fast path's msgspec structs over as they are (examples and
+    metadata unset when absent); lines it does not vouch for come as objects."""
+    vouch = FastPath(registry.spec).vouch_struct
+    assert vouch is not None  # msgspec: the `fast` extra is in `test`
+    vouched = 0
+    for tasks in _task_lists(registry):
+        ours, ref = SemanticChecks(registry, _labels()), Reference(registry, _labels())
+        for i, task in enumerate(tasks, start=1):
+            struct = vouch(json.dumps(task).encode())
+            if struct is None:
+                ours.add(i, task)
+            else:
+                vouched += 1
+                ours.add_struct(i, struct)
+            ref.add(i, TaskSpec.from_dict(task))
+        assert ours.findings() == ref.findings(), tasks
+    assert vouched > 1000
 
 
 def test_a_task_given_as_taskspec_to_dict_is_checked_the_same(registry: Registry) -> None:
@@ -455,6 +481,20 @@ def test_lint_reports_what_validation_and_the_reference_report(
     dataset = layout / "datasets" / "example.jsonl"
     dataset.write_text("\n".join(raw) + "\n", encoding="utf-8")
     problems, _ = _lint_problems(layout, dataset)
+    assert problems == _reference_problems(dataset, registry)
+
+
+def test_an_overlong_line_is_reported_as_the_validator_reports_it(
+    layout: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the line limit only the first bytes of a line are kept (never vouched
+    for): a valid task padded with spaces beyond the limit is ``invalid_json``."""
+    line = json.dumps(json.loads(_VALID_LINE), separators=(",", ":"))
+    dataset = layout / "datasets" / "example.jsonl"
+    dataset.write_text(line + "\n" + line.replace('"t1"', '"t2"') + " " * 400 + "\n")
+    monkeypatch.setenv("EVALSPEC_MAX_LINE_BYTES", str(len(line) + 100))
+    problems, _ = _lint_problems(layout, dataset)
+    assert [(p[0], p[1]) for p in problems] == [(2, "invalid_json")]
     assert problems == _reference_problems(dataset, registry)
 
 

@@ -38,14 +38,16 @@ _OTHER_PROBES: tuple[Any, ...] = (
 )
 
 
-def canonical_of_vouched() -> Callable[[dict[str, Any]], bytes]:
+def canonical_of_vouched() -> Callable[[Any], bytes]:
     """:func:`canonical` for the tasks the validator's fast path vouched for: the same
     bytes, about five times faster, with msgspec (the ``fast`` extra); without it, or
     with a msgspec that writes differently, :func:`canonical` itself.
 
-    The argument must be such a task: a dict whose values outside ``metadata`` are
-    strings, lists of strings or lists of objects of strings (no float, no lone
-    surrogate). Why the bytes are the same: ``msgspec.json`` with sorted keys
+    The argument must be such a task, as the dict ``FastPath.vouch`` returns or the
+    struct ``FastPath.vouch_struct`` returns (written as its dict: fields sorted,
+    unset ones left out): its values outside ``metadata`` are strings, lists of
+    strings or lists of objects of strings (no float, no lone surrogate). Why the
+    bytes are the same: ``msgspec.json`` with sorted keys
     writes strings (every code point; only ``"``, ``\\`` and the controls below
     U+0020 escaped, as ``\\n`` or ``\\u001f``), integers of any size, ``true``,
     ``false``, ``null`` and the structure exactly as ``json.dumps(sort_keys=True,
@@ -65,15 +67,18 @@ def canonical_of_vouched() -> Callable[[dict[str, Any]], bytes]:
     import re
 
     encode = msgspec.json.Encoder(order="sorted").encode
+    to_builtins, unset = msgspec.to_builtins, msgspec.UNSET
     marked = re.compile(rb"[0-9]e|0\.0000").search
     for probe in (*_FLOAT_PROBES, *_OTHER_PROBES):
         if marked(encode(probe)) is None and encode(probe) != canonical(probe):
             return canonical
 
-    def fast(record: dict[str, Any]) -> bytes:
-        meta = record.get("metadata")
-        if meta and marked(encode(meta)) is not None:
-            return canonical(record)  # maybe a float written with an exponent
+    def fast(record: Any) -> bytes:
+        is_dict = type(record) is dict
+        meta = record.get("metadata") if is_dict else record.metadata
+        if meta and meta is not unset and marked(encode(meta)) is not None:
+            # maybe a float written with an exponent
+            return canonical(record if is_dict else to_builtins(record))
         out: bytes = encode(record)
         return out
 

@@ -16,6 +16,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,28 @@ def _id_character_problem(line: int, task_id: str) -> ErrorRecord | None:
 _NONE: Any = object()
 
 
+class _Example:
+    __slots__ = ("completion", "prompt")
+
+    def __init__(self, example: Mapping[str, str]) -> None:
+        self.prompt = example["prompt"]
+        self.completion = example["completion"]
+
+
+class _Decoded:
+    """A decoded task object seen through the attributes of the fast path's structs."""
+
+    __slots__ = ("category", "few_shot_examples", "metadata", "prompt", "targets", "task_id")
+
+    def __init__(self, task: Mapping[str, Any]) -> None:
+        self.task_id: str = task["task_id"]
+        self.category: str = task["category"]
+        self.prompt: str = task["prompt"]
+        self.targets: list[str] = task["targets"]
+        self.few_shot_examples = [_Example(ex) for ex in task.get("few_shot_examples", ())]
+        self.metadata: Mapping[str, Any] = task.get("metadata", {})
+
+
 class SemanticChecks:
     """The semantic checks on a dataset's valid tasks, fed one task at a time.
 
@@ -272,8 +295,9 @@ class SemanticChecks:
     checks found, in the order the checks were run over whole task lists before:
     labels, prompts, leakage, options, id collisions, id characters.
 
-    A task comes as its decoded JSON object (as the validator's fast path returns
-    it, or :meth:`evalspec.TaskSpec.to_dict`), never as a ``TaskSpec``. The
+    A task comes as its decoded JSON object (:meth:`add`: as the validator's fast
+    path's ``vouch`` returns it, or :meth:`evalspec.TaskSpec.to_dict`) or as the
+    fast path's msgspec struct (:meth:`add_struct`), never as a ``TaskSpec``. The
     rendered prompt is never built: collapsed, it is the collapsed example
     prompts, completions and prompt (the empty ones left out) joined with single
     spaces, since :func:`evalspec.prompting.render` joins them with whitespace
@@ -307,46 +331,48 @@ class SemanticChecks:
         self._examples: list[tuple[int, str, int, bytes]] = []
         # NFKC-normalised, case-folded id -> the first task's line and id
         self._ids: dict[str, tuple[int, str]] = {}
-        self._add = self._adder()
+        self.add_struct: Callable[[int, Any], None] = self._adder()
+        """Check one valid task given as :attr:`evalspec.fastpath.FastPath.vouch_struct`
+        returns it (or with the same attributes)."""
 
     def add(self, line: int, task: Mapping[str, Any]) -> None:
         """Check one valid task, given as its decoded JSON object (tasks come in
         line order)."""
-        self._add(line, task)
+        self.add_struct(line, _Decoded(task))
 
-    def _adder(self) -> Callable[[int, Mapping[str, Any]], None]:
-        """:meth:`add`, with what it touches per task bound as locals (it runs once
+    def _adder(self) -> Callable[[int, Any], None]:
+        """:attr:`add_struct`, with what it touches per task bound as locals (it runs once
         per task: attribute look-ups and calls are a good part of its cost)."""
         labels = self._labels is not None
         check_labels, check_rendered = self._check_labels, self._check_rendered
-        collapsed, blake2b, none = _collapsed, hashlib.blake2b, _NONE
+        collapsed, blake2b = _collapsed, hashlib.blake2b
         examples, prompts, ids = self._examples, self._prompts, self._ids
         rendered = self._rendered
         lettered, searches = self._lettered, self._option_searches
         option_out, character_out = self._option_out, self._character_out
         normalize = unicodedata.normalize
 
-        def add(line: int, task: Mapping[str, Any]) -> None:
-            tid: str = task["task_id"]
-            prompt: str = task["prompt"]
-            targets: list[str] = task["targets"]
+        def add(line: int, task: Any) -> None:
+            tid: str = task.task_id
+            prompt: str = task.prompt
+            targets: list[str] = task.targets
             if labels:
-                check_labels(line, tid, task.get("metadata", none))
+                check_labels(line, tid, task.metadata or {})  # msgspec.UNSET is false
             flat = collapsed(prompt)
             key = blake2b(flat, digest_size=16).digest()
-            shots = task.get("few_shot_examples")
-            if shots:
+            shots = task.few_shot_examples
+            if shots:  # msgspec.UNSET is false
                 # Each example's prompt and completion collapsed (a completion
                 # without whitespace is its own collapsed form: every whitespace
                 # character but " " is non-printable), then joined: the collapsed
                 # rendered prompt.
                 parts: list[bytes] = []
                 for i, ex in enumerate(shots):
-                    part = " ".join(ex["prompt"].split()).encode("utf-8", "surrogatepass")
+                    part = " ".join(ex.prompt.split()).encode("utf-8", "surrogatepass")
                     examples.append((line, tid, i, blake2b(part, digest_size=16).digest()))
                     if part:
                         parts.append(part)
-                    text = ex["completion"]
+                    text = ex.completion
                     if text and " " not in text and text.isprintable():
                         parts.append(text.encode("utf-8"))
                     else:
@@ -364,7 +390,7 @@ class SemanticChecks:
                 rendered[whole] = (line, tid, tuple(targets))
             if key not in prompts:
                 prompts[key] = (line, tid)
-            if task["category"] in lettered and len(targets) == 1:
+            if task.category in lettered and len(targets) == 1:
                 search = searches.get(targets[0])
                 if search is None or search(prompt) is None:
                     rec = _option_problem(line, tid, prompt, targets)
@@ -383,11 +409,9 @@ class SemanticChecks:
 
         return add
 
-    def _check_labels(self, line: int, tid: str, meta: Any) -> None:
+    def _check_labels(self, line: int, tid: str, meta: Mapping[str, Any]) -> None:
         """:func:`_label_problems`, after a quicker test that finds none for the
         common task (required labels present, the declared ones a legal string)."""
-        if meta is _NONE:
-            meta = {}
         for name in self._required:
             if name not in meta:
                 break
@@ -573,7 +597,7 @@ class Linter:
         registry = self._registry(card, result)
         checks = SemanticChecks(registry, self.labels)
         try:
-            hashed = _read_dataset(dataset, registry, result, checks.add)
+            hashed = _read_dataset(dataset, registry, result, checks)
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
             return result
@@ -759,26 +783,30 @@ class _Hashed:
 
 
 def _read_dataset(
-    dataset: Path,
-    registry: Registry,
-    result: DatasetLint,
-    valid: Callable[[int, dict[str, Any]], None],
+    dataset: Path, registry: Registry, result: DatasetLint, checks: SemanticChecks
 ) -> _Hashed:
     """Validate ``dataset`` line by line, never holding its bytes or its tasks: errors
-    go to ``result``, each valid task (the first of its id) to ``valid(line, task)``
-    as it is read, as its decoded JSON object; returned: the content hash of its
-    records.
+    go to ``result``, each valid task (the first of its id) to ``checks`` as it is
+    read; returned: the content hash of its records.
 
     Each line is decoded once. A line the validator's fast path vouches for comes
-    back decoded exactly as the precise parser decodes it, which is what the content
-    hash needs; only the other lines are parsed again, precisely.
+    back decoded exactly as the precise parser decodes it (with msgspec, as the
+    struct it was decoded into), which is what the content hash needs; only the
+    other lines are parsed again, precisely.
 
     :raises OSError: the file cannot be read.
     """
     from evalspec.fastpath import FastPath
 
     spec = registry.spec
-    vouch = FastPath(spec).vouch
+    fast = FastPath(spec)
+    vouch: Callable[[bytes], Any]
+    add: Callable[[int, Any], None]
+    task_id: Callable[[Any], str]
+    if fast.vouch_struct is not None:
+        vouch, add, task_id = fast.vouch_struct, checks.add_struct, attrgetter("task_id")
+    else:
+        vouch, add, task_id = fast.vouch, checks.add, itemgetter("task_id")
     canonical_task = canonical_of_vouched()
     records = hashlib.sha256()
     update = records.update
@@ -794,17 +822,18 @@ def _read_dataset(
     try:
         with dataset.open("rb") as f:
             for number, raw in enumerate(read_lines(f), start=1):
-                obj = vouch(raw)
+                # An overlong line is its first bytes only: never vouched for.
+                obj = vouch(raw) if type(raw) is bytes else None
                 if obj is not None:
                     total += 1
                     if complete:
                         update(canonical_task(obj))
                         update(b"\n")
-                    tid = obj["task_id"]
+                    tid = task_id(obj)
                     first = first_seen.get(tid)
                     if first is None:
                         first_seen[tid] = number
-                        valid(number, obj)
+                        add(number, obj)
                     else:
                         problems.append(Problem(shown, duplicate_record(number, tid, first, raw)))
                     continue
@@ -823,7 +852,7 @@ def _read_dataset(
                     first = first_seen.get(task.task_id)
                     if first is None:
                         first_seen[task.task_id] = number
-                        valid(number, task.to_dict())
+                        checks.add(number, task.to_dict())
                         continue
                     verdict = LineResult(
                         number, None, (duplicate_record(number, task.task_id, first, raw),)
