@@ -478,6 +478,7 @@ def test_lint_reports_what_validation_and_the_reference_report(
                 ]
             ),
         )
+    raw = [r + "\r" if rng.random() < 0.2 else r for r in raw]  # some CRLF endings
     dataset = layout / "datasets" / "example.jsonl"
     dataset.write_text("\n".join(raw) + "\n", encoding="utf-8")
     problems, _ = _lint_problems(layout, dataset)

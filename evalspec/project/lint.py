@@ -318,6 +318,9 @@ class SemanticChecks:
         self._option_searches: dict[str, Callable[[str], Any]] = {
             c: _option_search(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
         }
+        self.flagged: list[int] = []
+        """The line of each finding as it is found (leaks, found at the end, aside),
+        so that a reader can keep the text of those lines while it has them."""
         self._label_out: list[ErrorRecord] = []
         self._prompt_out: list[ErrorRecord] = []
         self._option_out: list[ErrorRecord] = []
@@ -350,7 +353,7 @@ class SemanticChecks:
         rendered = self._rendered
         lettered, searches = self._lettered, self._option_searches
         option_out, character_out = self._option_out, self._character_out
-        normalize = unicodedata.normalize
+        normalize, flag = unicodedata.normalize, self.flagged.append
 
         def add(line: int, task: Any) -> None:
             tid: str = task.task_id
@@ -396,6 +399,7 @@ class SemanticChecks:
                     rec = _option_problem(line, tid, prompt, targets)
                     if rec is not None:
                         option_out.append(rec)
+                        flag(line)
             folded = normalize("NFKC", tid).casefold()
             hit = ids.get(folded)
             if hit is None:
@@ -406,6 +410,7 @@ class SemanticChecks:
                 rec = _id_character_problem(line, tid)
                 if rec is not None:
                     character_out.append(rec)
+                    flag(line)
 
         return add
 
@@ -423,7 +428,10 @@ class SemanticChecks:
             else:
                 return
         assert self._labels is not None
-        self._label_out.extend(_label_problems(line, tid, meta, self._labels))
+        found = list(_label_problems(line, tid, meta, self._labels))
+        if found:
+            self._label_out.extend(found)
+            self.flagged.append(line)
 
     def _check_rendered(self, line: int, tid: str, targets: Sequence[str], key: bytes) -> None:
         """The same rendered prompt twice: conflicting targets, or the same sample
@@ -433,6 +441,7 @@ class SemanticChecks:
             self._rendered[key] = (line, tid, tuple(targets))
             return
         line0, tid0, targets0 = first
+        self.flagged.append(line)
         if sorted(targets0) != sorted(targets):
             self._prompt_out.append(
                 _rec(
@@ -463,6 +472,7 @@ class SemanticChecks:
         if hit is None:
             self._ids[key] = (line, tid)
         elif hit[1] != tid:
+            self.flagged.append(line)
             self._collision_out.append(
                 _rec(
                     line,
@@ -603,14 +613,19 @@ class Linter:
             return result
         result.content_hash = hashed.content_hash
         semantic = checks.findings()
+        shown = hashed.shown  # the text of the lines flagged as they were read
         try:
-            texts = _line_texts(dataset, {e.line for e in semantic})
+            # the others' (few-shot leaks, known once every prompt was seen)
+            rest = _line_texts(dataset, {e.line for e in semantic} - shown.keys())
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
-            texts = {}
+            rest = {}
         for e in semantic:
-            text = texts.get(e.line, "")
-            result.problems.append(Problem(result.path, attrs.evolve(e, text=_short(text))))
+            text = shown.get(e.line)
+            if text is None:
+                text = _short(rest.get(e.line, ""))
+            error = ErrorRecord(e.line, e.rule, e.field, e.message, e.task_id, text)
+            result.problems.append(Problem(result.path, error))
         if card is not None:
             self._check_owner(dataset, card, result)
             self._check_bump(dataset, cpath, hashed, card, result)
@@ -780,6 +795,9 @@ class _Hashed:
     content_hash: str | None
     """:func:`~evalspec.project.contenthash.content_hash` of its records, or ``None``
     when a line does not parse."""
+    shown: dict[int, str]
+    """The text (shortened, as error records show it) of each line a semantic check
+    flagged while the dataset was read."""
 
 
 def _read_dataset(
@@ -808,6 +826,8 @@ def _read_dataset(
     else:
         vouch, add, task_id = fast.vouch, checks.add, itemgetter("task_id")
     canonical_task = canonical_of_vouched()
+    flagged = checks.flagged
+    shown_texts: dict[int, str] = {}
     records = hashlib.sha256()
     update = records.update
     complete = True
@@ -834,6 +854,8 @@ def _read_dataset(
                     if first is None:
                         first_seen[tid] = number
                         add(number, obj)
+                        if flagged and flagged[-1] == number:
+                            shown_texts[number] = _shown_text(raw)
                     else:
                         problems.append(Problem(shown, duplicate_record(number, tid, first, raw)))
                     continue
@@ -853,6 +875,8 @@ def _read_dataset(
                     if first is None:
                         first_seen[task.task_id] = number
                         checks.add(number, task.to_dict())
+                        if flagged and flagged[-1] == number:
+                            shown_texts[number] = _shown_text(raw)
                         continue
                     verdict = LineResult(
                         number, None, (duplicate_record(number, task.task_id, first, raw),)
@@ -863,7 +887,7 @@ def _read_dataset(
             gc.enable()
     result.tasks = total
     hashed = PREFIX + records.hexdigest() if complete else None
-    return _Hashed(hashed)
+    return _Hashed(hashed, shown_texts)
 
 
 _UNPARSED: Any = object()
@@ -879,6 +903,11 @@ def _parsed(raw: bytes, number: int) -> Any:
         return None  # blank: no verdict either, never hashed
     value, problems = parse_line(text)
     return _UNPARSED if problems else value
+
+
+def _shown_text(raw: bytes) -> str:
+    """A line's text as an error record shows it."""
+    return _short(raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace"))
 
 
 def _line_texts(dataset: Path, wanted: set[int]) -> dict[int, str]:
