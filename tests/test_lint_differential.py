@@ -366,6 +366,14 @@ def test_any_text_collapses_as_split_and_join(text: str) -> None:
     assert lintmod._collapsed(text) == expected
 
 
+def test_ascii_ids_fold_as_lower_does() -> None:
+    """What lets an ASCII task id skip NFKC and case folding in the collision check."""
+    every = "".join(map(chr, range(0x80)))
+    assert unicodedata.normalize("NFKC", every).casefold() == every.lower()
+    for c in every:
+        assert unicodedata.normalize("NFKC", c).casefold() == c.lower()
+
+
 def test_the_ascii_whitespace_bytes_are_what_split_splits_at() -> None:
     assert lintmod._ASCII_SPACES == b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
     every = "".join(map(chr, range(0x80)))

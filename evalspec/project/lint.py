@@ -24,6 +24,7 @@ import attrs
 
 from evalspec.errors import SpecVersionError
 from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.linelimit import bounded_lines
 from evalspec.model import ErrorRecord
 from evalspec.project import codeowners, gitrepo
 from evalspec.project.card import CardProblem, DataCard, card_path, parse_card
@@ -400,7 +401,8 @@ class SemanticChecks:
                     if rec is not None:
                         option_out.append(rec)
                         flag(line)
-            folded = normalize("NFKC", tid).casefold()
+            # NFKC leaves ASCII as it is, and case folds it as lower() does
+            folded = tid.lower() if tid.isascii() else normalize("NFKC", tid).casefold()
             hit = ids.get(folded)
             if hit is None:
                 ids[folded] = (line, tid)
@@ -841,7 +843,7 @@ def _read_dataset(
     gc.disable()
     try:
         with dataset.open("rb") as f:
-            for number, raw in enumerate(read_lines(f), start=1):
+            for number, raw in enumerate(bounded_lines(f), start=1):  # as read_lines(f)
                 # An overlong line is its first bytes only: never vouched for.
                 obj = vouch(raw) if type(raw) is bytes else None
                 if obj is not None:
