@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from evalspec.fastpath import FastPath
 from evalspec.model import ErrorRecord, TaskSpec
+from evalspec.project import contenthash
 from evalspec.project import lint as lintmod
 from evalspec.project.contenthash import canonical, canonical_of_vouched, file_content_hash
 from evalspec.project.labels import Labels, parse_labels
@@ -414,6 +415,10 @@ def test_the_vouched_canonical_form_is_canonical_on_floats() -> None:
     floats += [float(f"{rng.randint(1, 10**17)}e{e}") for e in range(-340, 300) for _ in range(20)]
     floats += [struct.unpack("d", rng.randbytes(8))[0] for _ in range(100_000)]
     floats = [x for x in floats if x == x and abs(x) != float("inf")]
+    for x in floats:  # the floats left to json.dumps are those it writes with an exponent
+        assert contenthash._exponent_float(x) == ("e" in repr(x)), x
+    assert contenthash._exponent_float({"a": [1, {"b": float("nan")}]})
+    assert not contenthash._exponent_float({"a": [1, {"b": 0.5, "c": -0.0}], "d": "1e-9"})
     for at in range(0, len(floats), 50):
         part = floats[at : at + 50]
         for record in ({"metadata": {"x": part}}, {"metadata": {"x": part[0], "y": [part[-1]]}}):
