@@ -281,7 +281,7 @@ class _Decoded:
         self.task_id: str = task["task_id"]
         self.category: str = task["category"]
         self.prompt: str = task["prompt"]
-        self.targets: list[str] = task["targets"]
+        self.targets: list[str] = list(task["targets"])  # kept: a copy of the caller's
         self.few_shot_examples = [_Example(ex) for ex in task.get("few_shot_examples", ())]
         self.metadata: Mapping[str, Any] = task.get("metadata", {})
 
@@ -328,7 +328,7 @@ class SemanticChecks:
         self._collision_out: list[ErrorRecord] = []
         self._character_out: list[ErrorRecord] = []
         # collapsed rendered prompt -> the first task's line, id and targets
-        self._rendered: dict[bytes, tuple[int, str, tuple[str, ...]]] = {}
+        self._rendered: dict[bytes, tuple[int, str, Sequence[str]]] = {}
         # collapsed prompt -> the first task's line and id
         self._prompts: dict[bytes, tuple[int, str]] = {}
         # (line, task id, example index, collapsed example prompt), in order
@@ -348,8 +348,9 @@ class SemanticChecks:
         """:attr:`add_struct`, with what it touches per task bound as locals (it runs once
         per task: attribute look-ups and calls are a good part of its cost)."""
         labels = self._labels is not None
+        required, legal_sets = self._required, self._legal
         check_labels, check_rendered = self._check_labels, self._check_rendered
-        collapsed, blake2b = _collapsed, hashlib.blake2b
+        collapsed, blake2b, to_space, none = _collapsed, hashlib.blake2b, _TO_SPACE, _NONE
         examples, prompts, ids = self._examples, self._prompts, self._ids
         rendered = self._rendered
         lettered, searches = self._lettered, self._option_searches
@@ -361,8 +362,25 @@ class SemanticChecks:
             prompt: str = task.prompt
             targets: list[str] = task.targets
             if labels:
-                check_labels(line, tid, task.metadata or {})  # msgspec.UNSET is false
-            flat = collapsed(prompt)
+                meta = task.metadata or {}  # msgspec.UNSET is false
+                # _check_labels' quicker test, inline: nothing wrong with the common task
+                for name in required:
+                    if name not in meta:
+                        check_labels(line, tid, meta)
+                        break
+                else:
+                    for name, legal in legal_sets:
+                        value = meta.get(name, none)
+                        if value is not none and (type(value) is not str or value not in legal):
+                            check_labels(line, tid, meta)
+                            break
+            if prompt.isascii():  # _collapsed, inline
+                flat = prompt.encode("ascii").translate(to_space)
+                while b"  " in flat:
+                    flat = flat.replace(b"  ", b" ")
+                flat = flat.strip(b" ")
+            else:
+                flat = collapsed(prompt)
             key = blake2b(flat, digest_size=16).digest()
             shots = task.few_shot_examples
             if shots:  # msgspec.UNSET is false
@@ -391,7 +409,7 @@ class SemanticChecks:
             if whole in rendered:
                 check_rendered(line, tid, targets, whole)
             else:
-                rendered[whole] = (line, tid, tuple(targets))
+                rendered[whole] = (line, tid, targets)  # never changed: not copied
             if key not in prompts:
                 prompts[key] = (line, tid)
             if task.category in lettered and len(targets) == 1:
