@@ -75,7 +75,7 @@ def canonical_of_vouched() -> Callable[[Any], bytes]:
     metadata (the only place a float can be) holds such a float is written by
     :func:`canonical`. The probes above check all of that when the encoder is made
     (a failed probe means no fast path), and the tests compare the two on every
-    code point, on ~160,000 floats and on generated tasks.
+    code point, on ~110,000 floats and on generated tasks.
     """
     try:
         import msgspec
