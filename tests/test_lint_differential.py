@@ -470,10 +470,16 @@ def _lint_problems(root: Path, dataset: Path) -> tuple[list[tuple[Any, ...]], st
     return problems, data.content_hash
 
 
+@pytest.mark.parametrize("decoder", ["msgspec", "orjson"])
 @pytest.mark.parametrize("seed", range(6))
 def test_lint_reports_what_validation_and_the_reference_report(
-    layout: Path, registry: Registry, seed: int
+    layout: Path, registry: Registry, seed: int, decoder: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With msgspec lint checks the fast path's structs; without it (orjson) the
+    dicts ``FastPath.vouch`` returns, and hashes with :func:`canonical`."""
+    if decoder == "orjson":
+        monkeypatch.setitem(sys.modules, "msgspec", None)  # import msgspec: ImportError
+        assert FastPath(registry.spec).parser == "orjson"
     rng = random.Random(seed)
     tasks = list(_task_lists(registry, seeds=seed + 1, n=80))[-1]
     raw = [json.dumps(t, ensure_ascii=rng.random() < 0.5) for t in tasks]
@@ -512,12 +518,16 @@ def test_an_overlong_line_is_reported_as_the_validator_reports_it(
     assert problems == _reference_problems(dataset, registry)
 
 
+@pytest.mark.parametrize("decoder", ["msgspec", "orjson"])
 @pytest.mark.parametrize("mix", sorted(MIXES))
 def test_lint_hashes_a_clean_generated_dataset_as_its_records(
-    layout: Path, registry: Registry, mix: str
+    layout: Path, registry: Registry, mix: str, decoder: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On a dataset every line of which parses, the hash is computed on every record,
-    most of them through msgspec: it must be the hash of the records."""
+    most of them through msgspec (or, without it, ``json.dumps``): it must be the
+    hash of the records."""
+    if decoder == "orjson":
+        monkeypatch.setitem(sys.modules, "msgspec", None)
     dataset = layout / "datasets" / "example.jsonl"
     lines = [raw for raw in MIXES[mix](1500) if lintmod._parsed(raw, 1) is not lintmod._UNPARSED]
     dataset.write_bytes(b"\n".join(lines) + b"\n")
