@@ -236,17 +236,33 @@ def _dependencies(registry: Registry) -> list[list[Any]]:
     # Every module loaded so far outside the standard library (the Python version
     # stands for that): plugins, evalspec, project plugin modules, and the
     # directories holding them (a new module file shadowing one changes them).
-    stdlib = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
+    paths = sysconfig.get_paths()
+    stdlib = [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib")]
+    site_dirs = [os.path.realpath(paths[k]) for k in ("purelib", "platlib")]
+    with contextlib.suppress(AttributeError):  # an old virtualenv's site module lacks it
+        import site
+
+        site_dirs += [os.path.realpath(p) for p in site.getsitepackages()]
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not isinstance(file, str) or not os.path.isabs(file):
             continue
-        real = os.path.realpath(file)
-        if any(real.startswith(lib + os.sep) for lib in stdlib):
+        if in_standard_library(os.path.realpath(file), stdlib, site_dirs):
             continue
         deps[("stat", file)] = None
         deps[("stat", os.path.dirname(file))] = None
     return [[how, path, _STAMPERS[how](path)] for how, path in deps]
+
+
+def in_standard_library(real: str, stdlib: list[str], site_dirs: list[str]) -> bool:
+    """Whether the file ``real`` (a real path) is the standard library's: under one of
+    the ``stdlib`` directories but not in a site directory. A site-packages directory
+    lies inside the standard library's directory (``lib/python3.X/site-packages``,
+    in a venv too, where ``platstdlib`` is the venv's ``lib/python3.X``): the
+    installed plugins and evalspec live there and are stamped."""
+    if any(real.startswith(lib + os.sep) for lib in site_dirs):
+        return False
+    return any(real.startswith(lib + os.sep) for lib in stdlib)
 
 
 # -- the spec version as JSON ------------------------------------------------------------
