@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import unicodedata
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -349,7 +350,10 @@ class SemanticChecks:
         per task: attribute look-ups and calls are a good part of its cost)."""
         labels = self._labels is not None
         required, legal_sets = self._required, self._legal
-        check_labels, check_rendered = self._check_labels, self._check_rendered
+        # The rare paths reach the checker through a weak proxy: the closure, kept on
+        # the checker, must not hold it, or the checker and its tables (a few objects
+        # per task) would be freed only by the cycle collector, which walks them all.
+        me = weakref.proxy(self)
         collapsed, blake2b, to_space, none = _collapsed, hashlib.blake2b, _TO_SPACE, _NONE
         examples, prompts, ids = self._examples, self._prompts, self._ids
         rendered = self._rendered
@@ -366,13 +370,13 @@ class SemanticChecks:
                 # _check_labels' quicker test, inline: nothing wrong with the common task
                 for name in required:
                     if name not in meta:
-                        check_labels(line, tid, meta)
+                        me._check_labels(line, tid, meta)
                         break
                 else:
                     for name, legal in legal_sets:
                         value = meta.get(name, none)
                         if value is not none and (type(value) is not str or value not in legal):
-                            check_labels(line, tid, meta)
+                            me._check_labels(line, tid, meta)
                             break
             if prompt.isascii():  # _collapsed, inline
                 flat = prompt.encode("ascii").translate(to_space)
@@ -407,7 +411,7 @@ class SemanticChecks:
             else:
                 whole = key  # rendered, the task is its prompt
             if whole in rendered:
-                check_rendered(line, tid, targets, whole)
+                me._check_rendered(line, tid, targets, whole)
             else:
                 rendered[whole] = (line, tid, targets)  # never changed: not copied
             if key not in prompts:
@@ -425,7 +429,7 @@ class SemanticChecks:
             if hit is None:
                 ids[folded] = (line, tid)
             elif hit[1] != tid:
-                self._check_collision(line, tid)
+                me._check_collision(line, tid)
             if not tid.isprintable():
                 rec = _id_character_problem(line, tid)
                 if rec is not None:
