@@ -100,8 +100,18 @@ def _baseline_env(baseline: Path | None) -> dict[str, str]:
     return dict(ENV, PYTHONPATH=str(baseline), EVALSPEC_NO_PLUGIN_CACHE="", PYTHONSAFEPATH="1")
 
 
-def _lint_layout(path: Path, root: Path) -> Path:
-    """An evals-as-code layout whose one dataset is ``path`` (hard-linked, or copied)."""
+# The labels each generator writes into task metadata (a string label with its
+# values), so that lint reports the file's problems, not every task's label.
+LINT_LABELS = {
+    "default": "labels:\n  difficulty: [easy, medium, hard]\n"
+    "  source: [synthetic, logged, curated]\nrequired: []\n",
+    "other": "labels:\n  语言: [中文, English, 日本語]\nrequired: []\n",
+}
+
+
+def _lint_layout(path: Path, root: Path, mix: str = "default") -> Path:
+    """An evals-as-code layout whose one dataset is ``path`` (hard-linked, or copied),
+    with the labels of the ``mix`` that wrote it."""
     layout = root / "layout"
     subprocess.run(
         [sys.executable, "-m", "evalspec", "init", str(layout)],
@@ -115,11 +125,7 @@ def _lint_layout(path: Path, root: Path) -> Path:
         os.link(path, dataset)
     except OSError:
         shutil.copyfile(path, dataset)
-    # The generators' labels, so that lint reports problems, not 98% illegal labels.
-    (layout / "config" / "labels.yaml").write_text(
-        "labels:\n  difficulty: [easy, medium, hard]\n"
-        "  source: [synthetic, logged, curated]\nrequired: []\n"
-    )
+    (layout / "config" / "labels.yaml").write_text(LINT_LABELS[mix], encoding="utf-8")
     return layout
 
 
@@ -147,7 +153,13 @@ def machine_parallelism(jobs: int) -> float:
 
 
 def throughput(
-    path: Path, repeats: int, jobs: int, baseline: Path | None = None, lint: bool = False
+    path: Path,
+    repeats: int,
+    jobs: int,
+    baseline: Path | None = None,
+    lint: bool = False,
+    mix: str = "default",
+    peers: bool = True,
 ) -> None:
     with path.open("rb") as f:
         lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
@@ -175,7 +187,7 @@ def throughput(
             lines,
             "the --baseline source tree",
         )
-    for name, (module, reports) in PEERS.items():
+    for name, (module, reports) in PEERS.items() if peers else ():
         if importlib.util.find_spec(module) is None:
             print(f"skipping {name}: not installed (pip install '.[bench]')", file=sys.stderr)
             continue
@@ -185,7 +197,7 @@ def throughput(
         approaches[label] = (cmd, limit, reports)
     tmp = tempfile.mkdtemp(prefix="evalspec-bench-")
     if lint:
-        layout = _lint_layout(path, Path(tmp))
+        layout = _lint_layout(path, Path(tmp), mix)
         approaches["evalspec lint (the file as a layout's dataset)"] = (
             [py, "-m", "evalspec", "lint", "--no-git", str(layout)],
             lines,
@@ -200,13 +212,15 @@ def throughput(
     times: dict[str, list[float]] = {k: [] for k in approaches}
     rss: dict[str, list[int]] = {k: [] for k in approaches}
     outputs: dict[str, str] = {}
+    lint_outputs: dict[str, str] = {}
     try:
         for r in range(repeats):
             for name, (cmd, _, _) in approaches.items():
                 out = os.devnull
-                ours = "evalspec validate" in name  # outputs compared: must be identical
-                if ours and r == 0:
-                    out = outputs[name] = os.path.join(tmp, f"{len(outputs)}.txt")
+                # outputs compared: must be identical (validate's, and lint's)
+                kept = lint_outputs if "evalspec lint" in name else outputs
+                if "evalspec" in name and r == 0:
+                    out = kept[name] = os.path.join(tmp, f"{len(outputs) + len(lint_outputs)}.txt")
                 ok = (0, 1) if "evalspec" in name else (0,)
                 env = _baseline_env(baseline) if name.startswith("baseline") else ENV
                 seconds, peak = run(cmd, out, ok, env)
@@ -214,6 +228,7 @@ def throughput(
                 rss[name].append(peak)
                 print(f"round {r + 1}: {name}: {seconds:.2f} s", file=sys.stderr)
         same = len({Path(p).read_bytes() for p in outputs.values()}) == 1
+        same_lint = len({Path(p).read_bytes() for p in lint_outputs.values()}) <= 1
     finally:
         shutil.rmtree(tmp)
     floor_name = next(iter(approaches))
@@ -223,6 +238,8 @@ def throughput(
         f"\nfile: {path} ({lines} lines, {path.stat().st_size / 2**20:.0f} MiB), {repeats} rounds"
     )
     print(f"output identical ({', '.join(outputs)}): {same}")
+    if len(lint_outputs) > 1:
+        print(f"output identical ({', '.join(lint_outputs)}): {same_lint}")
     parallel = times[f"evalspec validate --jobs {jobs}"]
     speedup = statistics.median(a / b for a, b in zip(single, parallel, strict=True))
     print(f"--jobs {jobs} speed-up over --jobs 1 (paired, median): {speedup:.2f}x")
@@ -492,6 +509,9 @@ def main() -> None:
         "| tar -x -C DIR`): measured beside this one, in the same rounds",
     )
     parser.add_argument("--lint", action="store_true", help="also time evalspec lint")
+    parser.add_argument(
+        "--no-peers", action="store_true", help="skip the peers (msgspec, pydantic, ...)"
+    )
     args = parser.parse_args()
     args.mix = args.mix or sorted(MIXES)
     if not args.no_throughput:
@@ -502,7 +522,9 @@ def main() -> None:
             path = args.file or Path(tempfile.gettempdir()) / name
             print(f"\n### {mix} mix\n")
             ensure_file(args.tasks, path, mix)
-            throughput(path, args.repeats, args.jobs, args.baseline, args.lint)
+            throughput(
+                path, args.repeats, args.jobs, args.baseline, args.lint, mix, not args.no_peers
+            )
     if args.startup:
         startup(max(args.repeats, 20), args.baseline)
     if args.postprocess:

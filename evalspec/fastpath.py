@@ -133,7 +133,7 @@ def _string_colons(node: Any) -> int:
 class FastPath:
     """Vouches for lines that are certainly valid tasks under one spec version."""
 
-    __slots__ = ("_vouch_id_unescaped", "parser", "vouch", "vouch_id")
+    __slots__ = ("_vouch_id_unescaped", "parser", "vouch", "vouch_id", "vouch_struct")
 
     def __init__(
         self, spec: AnySpec, *, use_msgspec: bool | None = None, use_orjson: bool = True
@@ -155,9 +155,10 @@ class FastPath:
         typed = _typed_vouchers(spec, legal) if typed_first else None
         self.parser: str
         """``"msgspec"``, ``"orjson"`` or ``"json"``: what the fast path decodes with."""
+        vouch_struct = None
         if typed is not None:
             self.parser = "msgspec"
-            vouch, vouch_id, unescaped = typed
+            vouch, vouch_id, unescaped, vouch_struct = typed
         else:
             loads = _orjson_loads() if use_orjson else None
             self.parser = "orjson" if loads is not None else "json"
@@ -171,6 +172,12 @@ class FastPath:
         """``vouch_id(raw)``: like ``vouch``, but only the task id (for callers that
         never build the task)."""
         self._vouch_id_unescaped: Callable[[bytes], str | None] = unescaped
+        self.vouch_struct: Callable[[bytes], Any] | None = vouch_struct
+        """With msgspec only (else ``None``): like ``vouch``, but the decoded
+        ``msgspec.Struct`` itself, not a dict built from it (``few_shot_examples``
+        and ``metadata`` are ``msgspec.UNSET`` when absent; each example has the
+        attributes ``prompt`` and ``completion``); ``msgspec.to_builtins`` of it is
+        what ``vouch`` returns."""
 
     def vouch_ids(self, lines: list[bytes], block: bytes) -> list[str | None]:
         """``vouch_id`` of each of ``lines``, all of them parts of ``block``.
@@ -268,8 +275,17 @@ def _depth(node: Any) -> int:
 
 def _typed_vouchers(
     spec: AnySpec, legal: dict[tuple[str, str, str], frozenset[str] | None]
-) -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[bytes], Any]] | None:
-    """``vouch``, ``vouch_id`` and ``vouch_id`` for lines known to hold no escaped colon."""
+) -> (
+    tuple[
+        Callable[[bytes], Any],
+        Callable[[bytes], Any],
+        Callable[[bytes], Any],
+        Callable[[bytes], Any],
+    ]
+    | None
+):
+    """``vouch``, ``vouch_id``, ``vouch_id`` for lines known to hold no escaped colon, and
+    ``vouch_struct``."""
     decoder = _typed_decoder(spec, legal)
     if decoder is None:
         return None
@@ -352,6 +368,9 @@ def _typed_vouchers(
     def vouch_id(raw: bytes) -> Any:
         return None if b"\\u003" in raw else id_unescaped(raw)
 
+    def vouch_struct(raw: bytes) -> Any:
+        return None if b"\\u003" in raw else task_unescaped(raw)
+
     def vouch(raw: bytes) -> Any:
         task = None if b"\\u003" in raw else task_unescaped(raw)
         if task is None:
@@ -373,7 +392,7 @@ def _typed_vouchers(
             obj[metadata] = task.metadata
         return obj
 
-    return vouch, vouch_id, id_unescaped
+    return vouch, vouch_id, id_unescaped, vouch_struct
 
 
 def _maybe_embedded(prompt: str, examples: Any) -> bool:

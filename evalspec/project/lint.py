@@ -10,11 +10,14 @@ the file it belongs to.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +25,11 @@ import attrs
 
 from evalspec.errors import SpecVersionError
 from evalspec.jsonline import decode_bytes, parse_line
-from evalspec.model import ErrorRecord, TaskSpec
+from evalspec.linelimit import bounded_lines
+from evalspec.model import ErrorRecord
 from evalspec.project import codeowners, gitrepo
 from evalspec.project.card import CardProblem, DataCard, card_path, parse_card
-from evalspec.project.contenthash import PREFIX, canonical, content_hash
+from evalspec.project.contenthash import PREFIX, canonical, canonical_of_vouched, content_hash
 from evalspec.project.labels import Labels, parse_labels
 from evalspec.project.layout import Layout
 from evalspec.project.manifestlink import ManifestUnreadable, present_manifest_files
@@ -132,16 +136,13 @@ def _short(text: str, limit: int = 1000) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 # -- the checks on validated tasks ---------------------------------------------------
 
 
-def _label_problems(line: int, task: TaskSpec, labels: Labels) -> Iterator[ErrorRecord]:
+def _label_problems(
+    line: int, task_id: str, meta: Mapping[str, Any], labels: Labels
+) -> Iterator[ErrorRecord]:
     """Required labels present and every declared label's value legal."""
-    meta = task.metadata
     for name in labels.required:
         if name not in meta:
             yield _rec(
@@ -149,7 +150,7 @@ def _label_problems(line: int, task: TaskSpec, labels: Labels) -> Iterator[Error
                 "missing_label",
                 f"metadata.{name}",
                 f"metadata has no {name!r} label (legal: {', '.join(labels.legal[name])})",
-                task.task_id,
+                task_id,
             )
     for name, legal in labels.legal.items():
         if name not in meta:
@@ -162,14 +163,31 @@ def _label_problems(line: int, task: TaskSpec, labels: Labels) -> Iterator[Error
                 f"metadata.{name}",
                 f"{name}={value!r} is not a legal value (legal: "
                 f"{', '.join(legal)}; see config/labels.yaml)",
-                task.task_id,
+                task_id,
             )
 
 
-def _digest(text: str) -> bytes:
-    """A 128-bit digest standing for ``text`` in the cross-task tables (they keep no
-    text, so their memory is per task, not per byte of prompt)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+# What str.split() splits ASCII text at: tab, LF, VT, FF, CR, 0x1c-0x1f and space.
+_ASCII_SPACES = bytes(c for c in range(0x80) if chr(c).isspace())
+_TO_SPACE = bytes.maketrans(_ASCII_SPACES, b" " * len(_ASCII_SPACES))
+
+
+def _collapsed(text: str) -> bytes:
+    """``" ".join(text.split())`` in UTF-8: runs of whitespace made one space, none at
+    either end.
+
+    ASCII text is collapsed on its bytes, without a string per word: mapping its
+    whitespace (:data:`_ASCII_SPACES`) to spaces, halving runs of spaces until none
+    is left and stripping the ends gives the same bytes. Other text is split (the
+    byte way, after a search for whitespace beyond ASCII, measured no faster on
+    the multilingual benchmark mix).
+    """
+    if text.isascii():
+        data = text.encode("ascii").translate(_TO_SPACE)
+        while b"  " in data:
+            data = data.replace(b"  ", b" ")
+        return data.strip(b" ")
+    return " ".join(text.split()).encode("utf-8", "surrogatepass")
 
 
 def offered_options(prompt: str) -> list[str]:
@@ -177,13 +195,26 @@ def offered_options(prompt: str) -> list[str]:
     return [(m.group(1) or m.group(2)).upper() for m in _OPTION.finditer(prompt)]
 
 
-def _option_problem(line: int, task: TaskSpec, registry: Registry) -> ErrorRecord | None:
-    """A single-letter target must be an option the prompt actually offers."""
-    pairs = registry.spec.categories.get(task.category)
-    if pairs is None or not pairs.single_target_from or len(task.targets) != 1:
-        return None
-    options = offered_options(task.prompt)
-    target = task.targets[0]
+def _option_search(letter: str) -> Callable[[str], Any]:
+    """``search(prompt)``: a match when ``letter`` (one of ``A``-``Z``) is in
+    :func:`offered_options` of the prompt, else ``None``.
+
+    :data:`_OPTION` with the letter fixed: at each line start at most one option
+    can match (one starts with ``(``, the other with the letter, after the same
+    indentation), and a match never crosses a line, so ``finditer`` finds an option
+    at every line start that has one; this finds the first with the letter.
+    """
+    both = f"[{letter}{letter.lower()}]"
+    return re.compile(rf"^[ \t]*(?:\({both}\)|{both}[.)])(?=\s|$)", re.MULTILINE).search
+
+
+def _option_problem(
+    line: int, task_id: str, prompt: str, targets: Sequence[str]
+) -> ErrorRecord | None:
+    """A single-letter target must be an option the prompt actually offers (called
+    for the tasks of a category whose target is one letter, with one target)."""
+    options = offered_options(prompt)
+    target = targets[0]
     if target in options:
         return None
     offered = (
@@ -196,7 +227,7 @@ def _option_problem(line: int, task: TaskSpec, registry: Registry) -> ErrorRecor
         "mcq_option_missing",
         "targets",
         f"target {target!r} is not an option: {offered}",
-        task.task_id,
+        task_id,
     )
 
 
@@ -207,16 +238,16 @@ _BIDI_CONTROLS = frozenset(
 )
 
 
-def _id_character_problem(line: int, task: TaskSpec) -> ErrorRecord | None:
+def _id_character_problem(line: int, task_id: str) -> ErrorRecord | None:
     """A task id holding a control character or a bidirectional-text control.
 
     The validator (spec v1, frozen) accepts them; they break terminals, logs,
     CSV exports and file names built from ids, and can hide in a review.
     """
-    if task.task_id.isprintable():  # Cc and the bidi controls (Cf) are not printable
+    if task_id.isprintable():  # Cc and the bidi controls (Cf) are not printable
         return None
     bad = next(
-        (c for c in task.task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
+        (c for c in task_id if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS),
         None,
     )
     if bad is None:
@@ -225,78 +256,225 @@ def _id_character_problem(line: int, task: TaskSpec) -> ErrorRecord | None:
         line,
         "id_control_character",
         "task_id",
-        f"task_id {task.task_id!r} holds the control character U+{ord(bad):04X}; "
+        f"task_id {task_id!r} holds the control character U+{ord(bad):04X}; "
         "use printable characters only",
-        task.task_id,
+        task_id,
     )
+
+
+_NONE: Any = object()
+
+
+class _Example:
+    __slots__ = ("completion", "prompt")
+
+    def __init__(self, example: Mapping[str, str]) -> None:
+        self.prompt = example["prompt"]
+        self.completion = example["completion"]
+
+
+class _Decoded:
+    """A decoded task object seen through the attributes of the fast path's structs."""
+
+    __slots__ = ("category", "few_shot_examples", "metadata", "prompt", "targets", "task_id")
+
+    def __init__(self, task: Mapping[str, Any]) -> None:
+        self.task_id: str = task["task_id"]
+        self.category: str = task["category"]
+        self.prompt: str = task["prompt"]
+        self.targets: list[str] = list(task["targets"])  # kept: a copy of the caller's
+        self.few_shot_examples = [_Example(ex) for ex in task.get("few_shot_examples", ())]
+        self.metadata: Mapping[str, Any] = task.get("metadata", {})
 
 
 class SemanticChecks:
     """The semantic checks on a dataset's valid tasks, fed one task at a time.
 
-    Nothing keeps a task: the cross-task checks keep, per task, a digest of its
+    Nothing keeps a task: the cross-task checks keep, per task, a 128-bit BLAKE2b digest of its
     collapsed rendered prompt and of its collapsed prompt, its id and targets,
     and a digest per few-shot example (few-shot leakage is only known once every
     prompt has been seen). :meth:`findings` returns, sorted by line, what the
     checks found, in the order the checks were run over whole task lists before:
     labels, prompts, leakage, options, id collisions, id characters.
+
+    A task comes as its decoded JSON object (:meth:`add`: as the validator's fast
+    path's ``vouch`` returns it, or :meth:`evalspec.TaskSpec.to_dict`) or as the
+    fast path's msgspec struct (:meth:`add_struct`), never as a ``TaskSpec``. The
+    rendered prompt is never built: collapsed, it is the collapsed example
+    prompts, completions and prompt (the empty ones left out) joined with single
+    spaces, since :func:`evalspec.prompting.render` joins them with whitespace
+    only, and splitting at whitespace distributes over such a join.
     """
 
     def __init__(self, registry: Registry, labels: Labels | None) -> None:
-        from evalspec.prompting import render
-
-        self._render = render
-        self._registry = registry
         self._labels = labels
+        self._required: tuple[str, ...] = ()
+        self._legal: tuple[tuple[str, frozenset[str]], ...] = ()
+        if labels is not None:
+            self._required = labels.required
+            self._legal = tuple((n, frozenset(v)) for n, v in labels.legal.items())
+        # categories whose one target is a letter the prompt must offer
+        self._lettered = frozenset(
+            name for name, cat in registry.spec.categories.items() if cat.single_target_from
+        )
+        self._option_searches: dict[str, Callable[[str], Any]] = {
+            c: _option_search(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        }
+        self.flagged: list[int] = []
+        """The line of each finding as it is found (leaks, found at the end, aside),
+        so that a reader can keep the text of those lines while it has them."""
         self._label_out: list[ErrorRecord] = []
         self._prompt_out: list[ErrorRecord] = []
         self._option_out: list[ErrorRecord] = []
         self._collision_out: list[ErrorRecord] = []
         self._character_out: list[ErrorRecord] = []
         # collapsed rendered prompt -> the first task's line, id and targets
-        self._rendered: dict[bytes, tuple[int, str, tuple[str, ...]]] = {}
+        self._rendered: dict[bytes, tuple[int, str, Sequence[str]]] = {}
         # collapsed prompt -> the first task's line and id
         self._prompts: dict[bytes, tuple[int, str]] = {}
         # (line, task id, example index, collapsed example prompt), in order
         self._examples: list[tuple[int, str, int, bytes]] = []
         # NFKC-normalised, case-folded id -> the first task's line and id
         self._ids: dict[str, tuple[int, str]] = {}
+        self.add_struct: Callable[[int, Any], None] = self._adder()
+        """Check one valid task given as :attr:`evalspec.fastpath.FastPath.vouch_struct`
+        returns it (or with the same attributes)."""
 
-    def add(self, line: int, task: TaskSpec) -> None:
-        """Check one valid task (tasks come in line order)."""
-        tid = task.task_id
-        if self._labels is not None:
-            self._label_out.extend(_label_problems(line, task, self._labels))
-        self._check_rendered(line, task)
-        self._prompts.setdefault(_digest(_collapse(task.prompt)), (line, tid))
-        for i, ex in enumerate(task.few_shot_examples):
-            self._examples.append((line, tid, i, _digest(_collapse(ex.prompt))))
-        rec = _option_problem(line, task, self._registry)
-        if rec is not None:
-            self._option_out.append(rec)
-        self._check_collision(line, tid)
-        rec = _id_character_problem(line, task)
-        if rec is not None:
-            self._character_out.append(rec)
+    def add(self, line: int, task: Mapping[str, Any]) -> None:
+        """Check one valid task, given as its decoded JSON object (tasks come in
+        line order)."""
+        self.add_struct(line, _Decoded(task))
 
-    def _check_rendered(self, line: int, task: TaskSpec) -> None:
+    def _adder(self) -> Callable[[int, Any], None]:
+        """:attr:`add_struct`, with what it touches per task bound as locals (it runs once
+        per task: attribute look-ups and calls are a good part of its cost)."""
+        labels = self._labels is not None
+        required, legal_sets = self._required, self._legal
+        # The rare paths reach the checker through a weak proxy: the closure, kept on
+        # the checker, must not hold it, or the checker and its tables (a few objects
+        # per task) would be freed only by the cycle collector, which walks them all.
+        me = weakref.proxy(self)
+        collapsed, blake2b, to_space, none = _collapsed, hashlib.blake2b, _TO_SPACE, _NONE
+        examples, prompts, ids = self._examples, self._prompts, self._ids
+        rendered = self._rendered
+        lettered, searches = self._lettered, self._option_searches
+        option_out, character_out = self._option_out, self._character_out
+        normalize, flag = unicodedata.normalize, self.flagged.append
+
+        def add(line: int, task: Any) -> None:
+            tid: str = task.task_id
+            prompt: str = task.prompt
+            targets: list[str] = task.targets
+            if labels:
+                meta = task.metadata or {}  # msgspec.UNSET is false
+                # _check_labels' quicker test, inline: nothing wrong with the common task
+                for name in required:
+                    if name not in meta:
+                        me._check_labels(line, tid, meta)
+                        break
+                else:
+                    for name, legal in legal_sets:
+                        value = meta.get(name, none)
+                        if value is not none and (type(value) is not str or value not in legal):
+                            me._check_labels(line, tid, meta)
+                            break
+            if prompt.isascii():  # _collapsed, inline
+                flat = prompt.encode("ascii").translate(to_space)
+                while b"  " in flat:
+                    flat = flat.replace(b"  ", b" ")
+                flat = flat.strip(b" ")
+            else:
+                flat = collapsed(prompt)
+            key = blake2b(flat, digest_size=16).digest()
+            shots = task.few_shot_examples
+            if shots:  # msgspec.UNSET is false
+                # Each example's prompt and completion collapsed (a completion
+                # without whitespace is its own collapsed form: every whitespace
+                # character but " " is non-printable), then joined: the collapsed
+                # rendered prompt.
+                parts: list[bytes] = []
+                for i, ex in enumerate(shots):
+                    part = " ".join(ex.prompt.split()).encode("utf-8", "surrogatepass")
+                    examples.append((line, tid, i, blake2b(part, digest_size=16).digest()))
+                    if part:
+                        parts.append(part)
+                    text = ex.completion
+                    if text and " " not in text and text.isprintable():
+                        parts.append(text.encode("utf-8"))
+                    else:
+                        part = " ".join(text.split()).encode("utf-8", "surrogatepass")
+                        if part:
+                            parts.append(part)
+                if flat:
+                    parts.append(flat)
+                whole = blake2b(b" ".join(parts), digest_size=16).digest()
+            else:
+                whole = key  # rendered, the task is its prompt
+            if whole in rendered:
+                me._check_rendered(line, tid, targets, whole)
+            else:
+                rendered[whole] = (line, tid, targets)  # never changed: not copied
+            if key not in prompts:
+                prompts[key] = (line, tid)
+            if task.category in lettered and len(targets) == 1:
+                search = searches.get(targets[0])
+                if search is None or search(prompt) is None:
+                    rec = _option_problem(line, tid, prompt, targets)
+                    if rec is not None:
+                        option_out.append(rec)
+                        flag(line)
+            # NFKC leaves ASCII as it is, and case folds it as lower() does
+            folded = tid.lower() if tid.isascii() else normalize("NFKC", tid).casefold()
+            hit = ids.get(folded)
+            if hit is None:
+                ids[folded] = (line, tid)
+            elif hit[1] != tid:
+                me._check_collision(line, tid)
+            if not tid.isprintable():
+                rec = _id_character_problem(line, tid)
+                if rec is not None:
+                    character_out.append(rec)
+                    flag(line)
+
+        return add
+
+    def _check_labels(self, line: int, tid: str, meta: Mapping[str, Any]) -> None:
+        """:func:`_label_problems`, after a quicker test that finds none for the
+        common task (required labels present, the declared ones a legal string)."""
+        for name in self._required:
+            if name not in meta:
+                break
+        else:
+            for name, legal in self._legal:
+                value = meta.get(name, _NONE)
+                if value is not _NONE and (type(value) is not str or value not in legal):
+                    break
+            else:
+                return
+        assert self._labels is not None
+        found = list(_label_problems(line, tid, meta, self._labels))
+        if found:
+            self._label_out.extend(found)
+            self.flagged.append(line)
+
+    def _check_rendered(self, line: int, tid: str, targets: Sequence[str], key: bytes) -> None:
         """The same rendered prompt twice: conflicting targets, or the same sample
         scored twice."""
-        key = _digest(_collapse(self._render(task)))
         first = self._rendered.get(key)
         if first is None:
-            self._rendered[key] = (line, task.task_id, tuple(task.targets))
+            self._rendered[key] = (line, tid, tuple(targets))
             return
         line0, tid0, targets0 = first
-        if sorted(targets0) != sorted(task.targets):
+        self.flagged.append(line)
+        if sorted(targets0) != sorted(targets):
             self._prompt_out.append(
                 _rec(
                     line,
                     "conflicting_targets",
                     "targets",
                     f"the same prompt as {tid0!r} (line {line0}) has different "
-                    f"targets: {list(targets0)} there, {list(task.targets)} here",
-                    task.task_id,
+                    f"targets: {list(targets0)} there, {list(targets)} here",
+                    tid,
                 )
             )
         else:
@@ -307,7 +485,7 @@ class SemanticChecks:
                     "prompt",
                     f"the same prompt and targets as {tid0!r} (line {line0}); "
                     "the sample would be scored twice",
-                    task.task_id,
+                    tid,
                 )
             )
 
@@ -318,6 +496,7 @@ class SemanticChecks:
         if hit is None:
             self._ids[key] = (line, tid)
         elif hit[1] != tid:
+            self.flagged.append(line)
             self._collision_out.append(
                 _rec(
                     line,
@@ -452,20 +631,25 @@ class Linter:
         registry = self._registry(card, result)
         checks = SemanticChecks(registry, self.labels)
         try:
-            hashed = _read_dataset(dataset, registry, result, checks.add)
+            hashed = _read_dataset(dataset, registry, result, checks)
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
             return result
         result.content_hash = hashed.content_hash
         semantic = checks.findings()
+        shown = hashed.shown  # the text of the lines flagged as they were read
         try:
-            texts = _line_texts(dataset, {e.line for e in semantic})
+            # the others' (few-shot leaks, known once every prompt was seen)
+            rest = _line_texts(dataset, {e.line for e in semantic} - shown.keys())
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
-            texts = {}
+            rest = {}
         for e in semantic:
-            text = texts.get(e.line, "")
-            result.problems.append(Problem(result.path, attrs.evolve(e, text=_short(text))))
+            text = shown.get(e.line)
+            if text is None:
+                text = _short(rest.get(e.line, ""))
+            error = ErrorRecord(e.line, e.rule, e.field, e.message, e.task_id, text)
+            result.problems.append(Problem(result.path, error))
         if card is not None:
             self._check_owner(dataset, card, result)
             self._check_bump(dataset, cpath, hashed, card, result)
@@ -635,63 +819,99 @@ class _Hashed:
     content_hash: str | None
     """:func:`~evalspec.project.contenthash.content_hash` of its records, or ``None``
     when a line does not parse."""
+    shown: dict[int, str]
+    """The text (shortened, as error records show it) of each line a semantic check
+    flagged while the dataset was read."""
 
 
 def _read_dataset(
-    dataset: Path,
-    registry: Registry,
-    result: DatasetLint,
-    valid: Callable[[int, TaskSpec], None],
+    dataset: Path, registry: Registry, result: DatasetLint, checks: SemanticChecks
 ) -> _Hashed:
     """Validate ``dataset`` line by line, never holding its bytes or its tasks: errors
-    go to ``result``, each valid task (the first of its id) to ``valid(line, task)``
-    as it is read; returned: the content hash of its records.
+    go to ``result``, each valid task (the first of its id) to ``checks`` as it is
+    read; returned: the content hash of its records.
 
     Each line is decoded once. A line the validator's fast path vouches for comes
-    back decoded exactly as the precise parser decodes it, which is what the content
-    hash needs; only the other lines are parsed again, precisely.
+    back decoded exactly as the precise parser decodes it (with msgspec, as the
+    struct it was decoded into), which is what the content hash needs; only the
+    other lines are parsed again, precisely.
 
     :raises OSError: the file cannot be read.
     """
     from evalspec.fastpath import FastPath
 
     spec = registry.spec
-    vouch = FastPath(spec).vouch
+    fast = FastPath(spec)
+    vouch: Callable[[bytes], Any]
+    add: Callable[[int, Any], None]
+    task_id: Callable[[Any], str]
+    if fast.vouch_struct is not None:
+        vouch, add, task_id = fast.vouch_struct, checks.add_struct, attrgetter("task_id")
+    else:
+        vouch, add, task_id = fast.vouch, checks.add, itemgetter("task_id")
+    canonical_task = canonical_of_vouched()
+    flagged = checks.flagged
+    shown_texts: dict[int, str] = {}
     records = hashlib.sha256()
+    update = records.update
     complete = True
     first_seen: dict[str, int] = {}
+    problems = result.problems
+    shown = result.path
     total = 0
-    with dataset.open("rb") as f:
-        for number, raw in enumerate(read_lines(f), start=1):
-            obj = vouch(raw)
-            if obj is not None:
-                value: Any = obj
-                verdict: LineResult | None = LineResult(number, TaskSpec.from_dict(obj), ())
-            else:
+    # The tables grow by a few objects per task and hold no reference cycles: the
+    # collector's passes over them, triggered by the allocations, find nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with dataset.open("rb") as f:
+            for number, raw in enumerate(bounded_lines(f), start=1):  # as read_lines(f)
+                # An overlong line is its first bytes only: never vouched for.
+                obj = vouch(raw) if type(raw) is bytes else None
+                if obj is not None:
+                    total += 1
+                    if complete:
+                        update(canonical_task(obj))
+                        update(b"\n")
+                    tid = task_id(obj)
+                    first = first_seen.get(tid)
+                    if first is None:
+                        first_seen[tid] = number
+                        add(number, obj)
+                        if flagged and flagged[-1] == number:
+                            shown_texts[number] = _shown_text(raw)
+                    else:
+                        problems.append(Problem(shown, duplicate_record(number, tid, first, raw)))
+                    continue
                 verdict = line_verdict(number, raw, spec)
                 value = _parsed(raw, number)
                 if value is _UNPARSED:
                     complete = False
-            if verdict is None:
-                continue  # a blank line
-            total += 1
-            if value is not _UNPARSED and complete:
-                records.update(canonical(value))
-                records.update(b"\n")
-            task = verdict.task
-            if task is not None:
-                first = first_seen.get(task.task_id)
-                if first is None:
-                    first_seen[task.task_id] = number
-                    valid(number, task)
-                    continue
-                verdict = LineResult(
-                    number, None, (duplicate_record(number, task.task_id, first, raw),)
-                )
-            result.problems.extend(Problem(result.path, e) for e in verdict.errors)
+                if verdict is None:
+                    continue  # a blank line
+                total += 1
+                if value is not _UNPARSED and complete:
+                    update(canonical(value))
+                    update(b"\n")
+                task = verdict.task
+                if task is not None:
+                    first = first_seen.get(task.task_id)
+                    if first is None:
+                        first_seen[task.task_id] = number
+                        checks.add(number, task.to_dict())
+                        if flagged and flagged[-1] == number:
+                            shown_texts[number] = _shown_text(raw)
+                        continue
+                    verdict = LineResult(
+                        number, None, (duplicate_record(number, task.task_id, first, raw),)
+                    )
+                problems.extend(Problem(shown, e) for e in verdict.errors)
+    finally:
+        if collecting:
+            gc.enable()
     result.tasks = total
     hashed = PREFIX + records.hexdigest() if complete else None
-    return _Hashed(hashed)
+    return _Hashed(hashed, shown_texts)
 
 
 _UNPARSED: Any = object()
@@ -707,6 +927,11 @@ def _parsed(raw: bytes, number: int) -> Any:
         return None  # blank: no verdict either, never hashed
     value, problems = parse_line(text)
     return _UNPARSED if problems else value
+
+
+def _shown_text(raw: bytes) -> str:
+    """A line's text as an error record shows it."""
+    return _short(raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace"))
 
 
 def _line_texts(dataset: Path, wanted: set[int]) -> dict[int, str]:
