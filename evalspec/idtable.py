@@ -4,8 +4,8 @@ Uniqueness is the one thing a streaming validator must remember about every
 line. Ids arrive in batches (a chunk of a file at a time), and nearly every
 batch is new ids only, so :meth:`IdTable.add_all` asks the question for the
 whole batch in C (a ``dict`` of the batch intersected with the table's keys)
-and merges it in one ``update``; only a batch with an id twice in itself, or
-with many repeats, is walked id by id. A ``dict`` of id strings costs ~130 bytes per id (ids of
+and merges it in one ``update``; only the repeated ids, if any, are walked
+in Python. A ``dict`` of id strings costs ~130 bytes per id (ids of
 ~20 characters). An open-addressing table in Python arrays took half that
 memory and three times the time: its probe loop ran in byte code for every
 id, and in ``--jobs N`` that loop was the parent's main work, the part that
@@ -17,10 +17,6 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Iterable, Sequence
-
-_FEW_REPEATS = 64
-"""Up to this many repeated ids, a batch is still merged in C (each repeat then
-costs one scan of the batch for its position); more, and it is walked id by id."""
 
 
 class IdTable:
@@ -56,19 +52,24 @@ class IdTable:
         if len(line_of) != len(ids):
             raise ValueError(f"{len(ids)} ids but {len(line_of)} line numbers")
         first = self._first
-        batch = dict(zip(ids, line_of, strict=True))
-        if len(batch) == len(line_of):  # no id twice within the batch
-            # Iterates over the batch, looking each id up in the table.
-            before = first.keys() & batch.keys()
-            if len(before) <= _FEW_REPEATS:
-                for task_id in before:
-                    del batch[task_id]
-                first.update(batch)
-                return sorted((ids.index(task_id), first[task_id]) for task_id in before)
-        repeats: list[tuple[int, int]] = []
-        setdefault = first.setdefault
-        for pos, (task_id, line) in enumerate(zip(ids, line_of, strict=True)):
-            stored = setdefault(task_id, line)
-            if stored is not line:  # the id was there before this line
-                repeats.append((pos, stored))
+        n = len(line_of)
+        # Each id's first position in the batch (zip over the reversed batch: the
+        # last write, the first occurrence, wins), then the ids the table had.
+        at = dict(zip(reversed(ids), range(n - 1, -1, -1), strict=True))
+        before = first.keys() & at.keys()  # iterates over the batch, not the table
+        if len(at) == n and not before:
+            first.update(zip(ids, line_of, strict=True))
+            return []
+        # In C too: the positions that repeat an id earlier in the batch. Only the
+        # repeats are walked in Python.
+        later = set(range(n)).difference(at.values()) if len(at) < n else ()
+        repeats = [(at[task_id], first[task_id]) for task_id in before]
+        for pos in later:
+            task_id = ids[pos]
+            earlier = first.get(task_id)
+            repeats.append((pos, line_of[at[task_id]] if earlier is None else earlier))
+        for task_id in before:
+            del at[task_id]
+        first.update(zip(at.keys(), map(line_of.__getitem__, at.values()), strict=True))
+        repeats.sort()
         return repeats

@@ -12,6 +12,7 @@ _ids = st.lists(st.text(max_size=6) | st.sampled_from(["a", "b", "\ud800", "é",
 
 
 @given(batches=st.lists(_ids, max_size=4), shift=st.integers(0, 10**12))
+# Ids repeat within a batch and across batches, both at once.
 def test_id_table_reports_the_same_repeats_as_a_dict(batches: list[list[str]], shift: int) -> None:
     table = IdTable()
     first: dict[str, int] = {}
@@ -65,8 +66,8 @@ def _first_lines(batches: list[list[str]]) -> list[list[tuple[int, int]]]:
 
 @pytest.mark.parametrize("repeats", [0, 1, 63, 64, 65, 500])
 def test_a_batch_with_few_or_many_repeats_reports_each_in_position_order(repeats: int) -> None:
-    # Repeats of earlier batches only, scattered: up to 64 take the merged path, more
-    # the id-by-id walk; both must agree with the dict.
+    # Repeats of an earlier batch only, scattered through the batch: the positions
+    # come back in order, each with the line that first used the id.
     earlier = [f"id-{i}" for i in range(1000)]
     later = [f"new-{i}" for i in range(1000)]
     for k in range(repeats):
