@@ -29,6 +29,7 @@ from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
 from evalspec.interrupts import children_end_with_the_command, in_worker
 from evalspec.linelimit import OverlongLine, max_line_bytes, overlong_record
+from evalspec.model import ErrorRecord
 from evalspec.validate import LineResult, duplicate_record, line_verdict
 from evalspec.versions import SpecVersion
 
@@ -366,7 +367,12 @@ def _resolve(
 
 def _renumber(result: LineResult, shift: int) -> LineResult:
     number = result.line + shift
-    return LineResult(number, None, tuple(attrs.evolve(e, line=number) for e in result.errors))
+    # Every field but the line, positionally: attrs.evolve looks the fields up on
+    # each call, and under --jobs N this runs in the parent for every error.
+    errors = tuple(
+        ErrorRecord(number, e.rule, e.field, e.message, e.task_id, e.text) for e in result.errors
+    )
+    return LineResult(number, None, errors)
 
 
 __all__ = [
