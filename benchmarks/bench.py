@@ -253,15 +253,6 @@ def throughput(
         )
 
 
-def _ms(cmd: Sequence[str], repeats: int, env: dict[str, str]) -> tuple[float, float]:
-    xs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=False)
-        xs.append(time.perf_counter() - start)
-    return min(xs) * 1000, statistics.median(xs) * 1000
-
-
 def _fake_site(root: Path, n: int) -> None:
     """``n`` installed distributions, each with entry points in some other group."""
     for i in range(n):
@@ -271,43 +262,103 @@ def _fake_site(root: Path, n: int) -> None:
         (info / "entry_points.txt").write_text(f"[console_scripts]\nfake{i} = fake{i}:main\n")
 
 
+def _wall_ms(cmd: Sequence[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, cwd=cwd, check=False)
+    return (time.perf_counter() - start) * 1000
+
+
+def _project(root: Path) -> Path:
+    """A project whose ``[tool.evalspec]`` table names a lock (this repository's)."""
+    project = root / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "bench-project"\n\n[tool.evalspec]\nlock = "evalspec.lock"\n'
+    )
+    shutil.copy(ROOT / "evalspec" / "versions" / "evalspec.lock", project / "evalspec.lock")
+    return project
+
+
 def startup(repeats: int, baseline: Path | None = None) -> None:
+    """Wall time of short commands, interleaved: every round runs each row once, so
+    each ratio to ``python -c pass`` is paired with a run moments apart.
+
+    Every command runs in a directory nothing writes to while it runs: ``python -m``
+    puts the current directory on ``sys.path``, whose modification time is part of
+    the snapshot's key (a checkout being edited, or a busy temp directory, would
+    make every run a cold one), and in a checkout ``-m`` would import the
+    checkout's sources instead of the installed package.
+    """
     py = sys.executable
     fixture = str(ROOT / "fixtures" / "tasks.jsonl")
     validate = [py, "-m", "evalspec", "validate", fixture]
     env = dict(ENV)
-    subprocess.run(validate, env=env, stdout=subprocess.DEVNULL, check=False)  # byte-code
     nocache = dict(env, EVALSPEC_NO_PLUGIN_CACHE="1")
-    rows: list[tuple[str, list[str], dict[str, str]]] = [
-        ("python -c pass", [py, "-c", "pass"], env),
-        ("python -c 'import evalspec'", [py, "-c", "import evalspec"], env),
-        ("evalspec validate fixtures/tasks.jsonl", validate, env),
-        ("  same, plugin cache and snapshot off", validate, nocache),
-    ]
-    if baseline is not None:
-        old = _baseline_env(baseline)
-        subprocess.run(validate, env=old, stdout=subprocess.DEVNULL, check=False)
-        rows += [
-            ("  baseline: python -c 'import evalspec'", [py, "-c", "import evalspec"], old),
-            ("  baseline: evalspec validate fixtures/tasks.jsonl", validate, old),
+    with tempfile.TemporaryDirectory() as tmp:
+        here = Path(tmp) / "cwd"
+        here.mkdir()
+        project = _project(Path(tmp))
+        site = Path(tmp) / "site"
+        _fake_site(site, 500)
+        many = dict(env, PYTHONPATH=str(site))
+        where = subprocess.run(
+            [py, "-c", "import evalspec; print(evalspec.__file__)"],
+            capture_output=True,
+            text=True,
+            cwd=here,
+            env=env,
+            check=False,
+        ).stdout.strip()
+        rows: list[tuple[str, list[str], dict[str, str], Path]] = [
+            ("python -c pass", [py, "-c", "pass"], env, here),
+            ("python -c 'import evalspec'", [py, "-c", "import evalspec"], env, here),
+            ("evalspec validate fixtures/tasks.jsonl", validate, env, here),
+            ("  same, in a project with [tool.evalspec]", validate, env, project),
+            ("  same, plugin cache and snapshot off", validate, nocache, here),
         ]
-    with tempfile.TemporaryDirectory() as site:
-        _fake_site(Path(site), 500)
-        many = dict(env, PYTHONPATH=site)
+        if baseline is not None:
+            old = _baseline_env(baseline)
+            rows += [
+                (
+                    "  baseline: python -c 'import evalspec'",
+                    [py, "-c", "import evalspec"],
+                    old,
+                    here,
+                ),
+                ("  baseline: evalspec validate fixtures/tasks.jsonl", validate, old, here),
+                ("  baseline: same, in the project", validate, old, project),
+            ]
         rows += [
-            ("  with 500 more distributions installed", validate, many),
-            ("  same, cache and snapshot off", validate, dict(many, EVALSPEC_NO_PLUGIN_CACHE="1")),
+            ("  with 500 more distributions installed", validate, many, here),
+            (
+                "  same, cache and snapshot off",
+                validate,
+                dict(many, EVALSPEC_NO_PLUGIN_CACHE="1"),
+                here,
+            ),
         ]
-        subprocess.run(validate, env=many, stdout=subprocess.DEVNULL, check=False)  # warm cache
-        print(f"\nstart-up, wall ms over {repeats} runs (min / median):\n")
-        print("| command | min ms | median ms |")
-        print("|---|---:|---:|")
-        base = None
-        for name, cmd, e in rows:
-            lo, mid = _ms(cmd, repeats, e)
-            base = base if base is not None else lo
-            print(f"| {name} | {lo:.1f} | {mid:.1f} |")
-        print(f"\n(ratios are to `python -c pass`, min {base:.1f} ms)")
+        for name, cmd, e, cwd in rows:  # byte-code and snapshots written before timing
+            done = subprocess.run(cmd, env=e, cwd=cwd, capture_output=True, check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"{name} failed ({done.returncode}): {done.stderr!r}")
+        times: dict[str, list[float]] = {name: [] for name, *_ in rows}
+        for _ in range(repeats):
+            for name, cmd, e, cwd in rows:
+                times[name].append(_wall_ms(cmd, e, cwd))
+    floor = times[rows[0][0]]
+    print(f"\nstart-up, wall ms over {repeats} interleaved rounds (min / median):")
+    print(f"evalspec imported from {where}")
+    if where.startswith(str(ROOT)):
+        print(
+            "(this checkout, an editable install: its finder runs in every interpreter,"
+            " `python -c pass` included; measure a regular install for the ratios)"
+        )
+    print("\n| command | min ms | median ms | x python -c pass (paired median) |")
+    print("|---|---:|---:|---:|")
+    for name, *_ in rows:
+        xs = times[name]
+        ratio = statistics.median(x / f for x, f in zip(xs, floor, strict=True))
+        print(f"| {name} | {min(xs):.1f} | {statistics.median(xs):.1f} | {ratio:.2f} |")
 
 
 def _adversarial() -> dict[str, str]:

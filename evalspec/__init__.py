@@ -12,7 +12,6 @@ def _quiet_ctrl_c_while_the_command_starts() -> None:
     # evalspec.interrupts takes over, Ctrl-C ends the start-up with exit 130 and no
     # traceback. First thing in the package, so the window before it is Python's own.
     import os
-    import signal
     import sys
 
     argv = getattr(sys, "orig_argv", sys.argv)
@@ -20,6 +19,8 @@ def _quiet_ctrl_c_while_the_command_starts() -> None:
     as_module = "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "evalspec"
     if command not in ("evalspec", "evalspec.exe") and not as_module:
         return
+    import signal  # only in the command: with the enum module it imports, ~3 ms
+
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return
 

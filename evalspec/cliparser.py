@@ -5,11 +5,17 @@ subcommand they belong to."""
 from __future__ import annotations
 
 import argparse
-import difflib
+import os
 import re
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+
+# Annotations only (typing costs every run milliseconds); difflib is imported
+# when there is something to suggest. Type checkers treat any name TYPE_CHECKING
+# as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
 
 _INVALID_CHOICE = re.compile(
     r"invalid choice: (?P<q>['\"]?)(?P<value>.*?)(?P=q) \(choose from (?P<choices>.*)\)$"
@@ -17,12 +23,52 @@ _INVALID_CHOICE = re.compile(
 
 
 def _suggest(word: str, candidates: Sequence[str]) -> str | None:
+    import difflib
+
     close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     return close[0] if close else None
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` gives it
+    (``COLUMNS``, else the terminal of standard output, else 80)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        size = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+    return size.columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, told the width up front: argparse builds one for every
+    ``add_argument`` and would import :mod:`shutil` (with bz2, lzma and zlib: over
+    a millisecond of every run) only to ask it the same question."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if width is None:
+            width = _columns() - 2  # what argparse subtracts
+        super().__init__(prog, indent_increment, max_help_position, width, **kwargs)
+
+
 class Parser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` whose errors suggest the closest name."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         match = _INVALID_CHOICE.search(message)

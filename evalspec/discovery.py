@@ -22,7 +22,12 @@ import json
 import os
 import sys
 import zlib
-from typing import Any
+
+# Annotations only: typing costs every warm run milliseconds. Type checkers
+# treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NO_CACHE_ENV = "EVALSPEC_NO_PLUGIN_CACHE"
 _VERSION = 1  # of the cache format

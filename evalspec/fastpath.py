@@ -64,12 +64,14 @@ import json
 import operator
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec.fewshot import find_embedded_few_shot
-from evalspec.model import EXAMPLE_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS
+from evalspec.fields import EXAMPLE_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS
 from evalspec.rules import MAX_FEW_SHOT
-from evalspec.versions import SpecVersion
+
+if TYPE_CHECKING:
+    from evalspec.spectables import AnySpec
 
 MAX_DEPTH = 64
 """Metadata nested deeper than this goes to the precise path."""
@@ -134,7 +136,7 @@ class FastPath:
     __slots__ = ("_vouch_id_unescaped", "parser", "vouch", "vouch_id")
 
     def __init__(
-        self, spec: SpecVersion, *, use_msgspec: bool | None = None, use_orjson: bool = True
+        self, spec: AnySpec, *, use_msgspec: bool | None = None, use_orjson: bool = True
     ) -> None:
         """Decode with msgspec, else orjson, else the standard library, as installed.
 
@@ -197,7 +199,7 @@ parser's limit, about 1000 levels, depends on the interpreter's stack)."""
 
 
 def _typed_decoder(
-    spec: SpecVersion, legal: dict[tuple[str, str, str], frozenset[str] | None]
+    spec: AnySpec, legal: dict[tuple[str, str, str], frozenset[str] | None]
 ) -> Any | None:
     """A msgspec decoder of the tasks whose fields, types and vocabularies are those
     of ``spec`` (the category pairs and the cross-field rules are checked after);
@@ -265,7 +267,7 @@ def _depth(node: Any) -> int:
 
 
 def _typed_vouchers(
-    spec: SpecVersion, legal: dict[tuple[str, str, str], frozenset[str] | None]
+    spec: AnySpec, legal: dict[tuple[str, str, str], frozenset[str] | None]
 ) -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[bytes], Any]] | None:
     """``vouch``, ``vouch_id`` and ``vouch_id`` for lines known to hold no escaped colon."""
     decoder = _typed_decoder(spec, legal)

@@ -30,8 +30,7 @@ SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
 SARIF_VERSION = "2.1.0"
-FORMATS = ("github", "sarif", "junit")
-"""The names accepted by :func:`render_reports`."""
+from evalspec.formatnames import FORMATS as FORMATS  # noqa: E402  (the names accepted by render_reports)
 
 
 def _records(value: Iterable[ErrorRecord]) -> tuple[ErrorRecord, ...]:

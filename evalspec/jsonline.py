@@ -12,27 +12,62 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
 
-import attrs
+# Not `from typing import ...`: typing costs the warm `evalspec validate`
+# milliseconds, and Any is only an annotation here. Type checkers treat any
+# name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-@attrs.frozen
 class ParseProblem:
-    """One reason a line does not parse: a rule code, a path (or None) and a message."""
+    """One reason a line does not parse: a rule code, a path (or None) and a message.
+
+    A plain, frozen, slotted class rather than attrs: this module is on the warm
+    path of ``evalspec validate``, which does not import attrs.
+    """
+
+    __slots__ = ("field", "message", "rule")
 
     rule: str
     field: str | None
     message: str
+
+    def __init__(self, rule: str, field: str | None, message: str) -> None:
+        object.__setattr__(self, "rule", rule)
+        object.__setattr__(self, "field", field)
+        object.__setattr__(self, "message", message)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ParseProblem is frozen: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"ParseProblem is frozen: cannot delete {name!r}")
+
+    def _key(self) -> tuple[str, str | None, str]:
+        return (self.rule, self.field, self.message)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, ParseProblem)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"ParseProblem(rule={self.rule!r}, field={self.field!r}, message={self.message!r})"
 
 
 class _Rejected(ValueError):
     pass
 
 
-class _DupDict(dict[str, Any]):
+class _DupDict(dict[str, object]):
     """A decoded object that repeated some keys (kept so their path can be found)."""
 
     __slots__ = ("duplicates",)

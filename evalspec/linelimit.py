@@ -10,10 +10,16 @@ At most the limit plus one read buffer is held at a time.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from typing import IO
 
-from evalspec.model import ErrorRecord
+# Not `from typing import ...` nor the value classes (attrs) up front: both cost
+# the warm `evalspec validate` milliseconds, and these names are annotations or
+# needed only for an overlong line. Type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import IO
+
+    from evalspec.model import ErrorRecord
 
 MAX_LINE_ENV = "EVALSPEC_MAX_LINE_BYTES"
 DEFAULT_MAX_LINE_BYTES = 64 << 20
@@ -57,5 +63,7 @@ def overlong_message(limit: int | None = None) -> str:
 
 def overlong_record(number: int, shown: bytes) -> ErrorRecord:
     """The ``invalid_json`` error of an overlong line ``number``."""
+    from evalspec.model import ErrorRecord
+
     text = shown.decode("utf-8", "replace") + "…"
     return ErrorRecord(number, "invalid_json", None, overlong_message(), None, text)

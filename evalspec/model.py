@@ -11,13 +11,12 @@ from typing import Any
 
 import attrs
 
-# The task's field names, in spec order. The validator, its fast path and the
-# schema all read them from here (one place, so they cannot drift apart).
-REQUIRED_FIELDS = ("task_id", "category", "prompt", "targets", "metric_name", "post_process")
-OPTIONAL_FIELDS = ("few_shot_examples", "metadata")
-FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
-EXAMPLE_FIELDS = ("prompt", "completion")
-"""The keys of one few-shot example."""
+# The task's field names live in evalspec.fields (no attrs import, so the warm
+# validation path can read them without loading attrs); re-exported here.
+from evalspec.fields import EXAMPLE_FIELDS as EXAMPLE_FIELDS
+from evalspec.fields import FIELDS as FIELDS
+from evalspec.fields import OPTIONAL_FIELDS as OPTIONAL_FIELDS
+from evalspec.fields import REQUIRED_FIELDS as REQUIRED_FIELDS
 
 
 def _is_name(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:

@@ -21,17 +21,23 @@ import stat
 import sys
 from array import array
 from collections.abc import Callable, Iterator
-from typing import IO, Any
 
-import attrs
-
-from evalspec.fastpath import FastPath
 from evalspec.idtable import IdTable
 from evalspec.interrupts import children_end_with_the_command, in_worker
+from evalspec.linecheck import line_outcome
 from evalspec.linelimit import OverlongLine, max_line_bytes, overlong_record
-from evalspec.model import ErrorRecord
-from evalspec.validate import LineResult, duplicate_record, line_verdict
-from evalspec.versions import SpecVersion
+
+# Not `from typing import ...`: typing costs milliseconds at start-up, and these
+# names are only annotations. Type checkers treat any name TYPE_CHECKING as true.
+# Nor are the value classes (attrs) or the fast path imported up front: a warm
+# `evalspec validate` of a small valid file needs neither.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+    from evalspec.fastpath import FastPath
+    from evalspec.spectables import AnySpec
+    from evalspec.validate import LineResult
 
 CHUNK_BYTES = 4 << 20
 """Bytes per chunk: big enough to amortize a round trip, small enough to stream."""
@@ -44,36 +50,80 @@ FAST_PATH_MIN_BYTES = 256 << 10
 importing msgspec) costs more than it saves on a few hundred lines."""
 
 
-@attrs.frozen
 class ChunkResult:
-    """What checking one chunk found, with line numbers counted from ``origin``."""
+    """What checking one chunk found, with line numbers counted from ``origin``.
 
-    start: int
-    end: int
-    origin: int
-    lines: int
-    total: int
-    errors: list[LineResult]
-    ids: str
-    """The valid lines' task ids joined by newlines (a valid id holds no whitespace)."""
-    skipped: array[int]
-    """The numbers of the lines that are not valid tasks (invalid or blank)."""
-    lengths: array[int]
-    """Each line's length in bytes, without its newline (to find a line again)."""
+    A plain slotted class, not attrs: one is built per chunk on the warm path of
+    ``evalspec validate``, which does not import attrs.
+    """
+
+    __slots__ = ("end", "errors", "ids", "lengths", "lines", "origin", "skipped", "start", "total")
+
+    def __init__(
+        self,
+        start: int,
+        end: int,
+        origin: int,
+        lines: int,
+        total: int,
+        errors: list[LineResult],
+        ids: str,
+        skipped: array[int],
+        lengths: array[int],
+    ) -> None:
+        self.start = start
+        self.end = end
+        self.origin = origin
+        self.lines = lines
+        self.total = total
+        self.errors = errors
+        self.ids = ids
+        """The valid lines' task ids joined by newlines (a valid id holds no whitespace)."""
+        self.skipped = skipped
+        """The numbers of the lines that are not valid tasks (invalid or blank)."""
+        self.lengths = lengths
+        """Each line's length in bytes, without its newline (to find a line again)."""
 
 
-@attrs.define
 class Tally:
-    """Running counts for one file, updated while its problems stream out."""
+    """Running counts for one file, updated while its problems stream out.
 
-    total: int = 0
-    invalid: int = 0
-    bytes_done: int = 0
-    size: int = 0
+    A plain slotted class (the warm path of ``evalspec validate`` builds one per
+    file and does not import attrs).
+    """
+
+    __slots__ = ("bytes_done", "invalid", "size", "total")
+
+    def __init__(
+        self, total: int = 0, invalid: int = 0, bytes_done: int = 0, size: int = 0
+    ) -> None:
+        self.total = total
+        self.invalid = invalid
+        self.bytes_done = bytes_done
+        self.size = size
 
     @property
     def valid(self) -> int:
         return self.total - self.invalid
+
+    def __repr__(self) -> str:
+        return (
+            f"Tally(total={self.total}, invalid={self.invalid}, "
+            f"bytes_done={self.bytes_done}, size={self.size})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Tally)
+        return (self.total, self.invalid, self.bytes_done, self.size) == (
+            other.total,
+            other.invalid,
+            other.bytes_done,
+            other.size,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as attrs.define made it
 
 
 def default_jobs(size: int) -> int:
@@ -109,7 +159,7 @@ def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> l
 
 
 def check_chunk(
-    path: str | os.PathLike[str], start: int, end: int, spec: SpecVersion, fast: FastPath | None
+    path: str | os.PathLike[str], start: int, end: int, spec: AnySpec, fast: FastPath | None
 ) -> ChunkResult:
     """Stages 1-5 on the lines in bytes ``start:end`` of ``path``."""
     with open(path, "rb") as f:
@@ -118,7 +168,7 @@ def check_chunk(
     return check_block(data, start, spec, fast)
 
 
-def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | None) -> ChunkResult:
+def check_block(data: bytes, start: int, spec: AnySpec, fast: FastPath | None) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file."""
     # Split exactly as read_lines splits a file (at b"\n", each line keeping
     # it; the line checks drop it). _blocks already bounded the line length,
@@ -140,15 +190,18 @@ def check_block(data: bytes, start: int, spec: SpecVersion, fast: FastPath | Non
             i = got.index(None, i + 1)
         except ValueError:
             break
-        verdict = line_verdict(origin + i, lines[i], spec)
-        if verdict is not None and verdict.task is not None:
-            got[i] = verdict.task.task_id
+        # The precise path; only an invalid line builds value objects.
+        outcome = line_outcome(origin + i, lines[i], spec)
+        if outcome is not None and not outcome[1]:
+            got[i] = outcome[0]["task_id"]
             continue
         skipped.append(origin + i)
-        if verdict is None:
+        if outcome is None:
             blanks += 1
         else:
-            errors.append(verdict)
+            from evalspec.validate import LineResult
+
+            errors.append(LineResult(origin + i, None, outcome[1]))
     ids = "\n".join(filter(None, got))  # valid ids are never empty
     lengths = array("q", map(len, lines))  # line ending included
     end = start + len(data)
@@ -222,7 +275,12 @@ def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
     # spawn too): a worker neither loads plugins nor reads the project.
     spec = decode_spec(spec_doc)
     _worker["spec"] = spec
-    _worker["fast"] = FastPath(spec) if fast else None
+    if fast:
+        from evalspec.fastpath import FastPath
+
+        _worker["fast"] = FastPath(spec)
+    else:
+        _worker["fast"] = None
 
 
 def _work(job: tuple[str, int, int]) -> ChunkResult:
@@ -250,7 +308,7 @@ def iter_problems(
     on_chunk: Callable[[Tally], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     fast: bool = True,
-    spec: SpecVersion | None = None,
+    spec: AnySpec | None = None,
 ) -> Iterator[LineResult]:
     """The invalid lines of ``path`` in line order, exactly as :func:`iter_validate`
     reports them, checked in ``jobs`` processes (default: :func:`default_jobs`).
@@ -282,11 +340,15 @@ def iter_problems(
             fast_path = None
             for start, data in _blocks(f, chunk_bytes):
                 if isinstance(data, OverlongLine):
+                    from evalspec.validate import LineResult
+
                     tally.total += 1
                     tally.invalid += 1
                     yield LineResult(first_line, None, (overlong_record(first_line, data),))
                     return
                 if fast and fast_path is None and start + len(data) >= FAST_PATH_MIN_BYTES:
+                    from evalspec.fastpath import FastPath
+
                     fast_path = FastPath(spec)  # the same verdicts, sooner on big input
                 result = check_block(data, start, spec, fast_path)
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
@@ -347,6 +409,8 @@ def _resolve(
     repeats = seen.add_all(ids, numbers, shift)
     duplicates: list[LineResult] = []
     if repeats:
+        from evalspec.validate import LineResult, duplicate_record
+
         starts = list(itertools.accumulate(result.lengths, initial=0))
         for pos, first in repeats:
             offset = result.start + starts[numbers[pos] - result.origin]
@@ -366,6 +430,9 @@ def _resolve(
 
 
 def _renumber(result: LineResult, shift: int) -> LineResult:
+    from evalspec.model import ErrorRecord
+    from evalspec.validate import LineResult
+
     number = result.line + shift
     # Every field but the line, positionally: attrs.evolve looks the fields up on
     # each call, and under --jobs N this runs in the parent for every error.

@@ -23,6 +23,12 @@ Any difference and the registry is built, verified and snapshotted afresh;
 an error in that build (a plugin that fails, an edited released migration, a
 pending version) is raised as without the snapshot and nothing is written.
 
+:func:`tables_in_force` (what ``evalspec validate`` calls) verifies the
+snapshot the same way but reads it into the plain
+:class:`~evalspec.spectables.SpecTables` rather than the attrs
+:class:`~evalspec.versions.SpecVersion`: a warm run then imports neither the
+registry, pluggy nor attrs.
+
 The snapshot file is untrusted input: one that is not a regular file owned
 by this user and writable only by them, that is a symlink, that does not
 parse, whose checksum (over its key and content) does not match, or whose
@@ -37,20 +43,42 @@ turns both off.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
 import sys
 import zlib
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
 
 from evalspec import __version__, discovery
+from evalspec.spectables import PairsTable, SpecTables
 
+# Not `from typing import ...`: typing costs milliseconds at start-up, and these
+# names are only annotations. Type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeAlias
+
     from evalspec.registry import Registry
+    from evalspec.spectables import AnySpec
     from evalspec.versions import SpecVersion
+
+    Stamp: TypeAlias = Any  # a JSON-ready list: what a file or directory looked like
+
+# SHA-256 from CPython's built-in module: the same digest as hashlib's, without
+# loading OpenSSL's (~2 ms at every start). 3.12 renamed it _sha2; a build
+# without it (a FIPS Python) uses hashlib.
+if TYPE_CHECKING:
+    from hashlib import sha256 as _sha256
+else:
+    try:
+        from _sha256 import sha256 as _sha256
+    except ImportError:  # pragma: no cover - depends on the Python build
+        try:
+            from _sha2 import sha256 as _sha256
+        except ImportError:
+            from hashlib import sha256 as _sha256
 
 FORMAT = 1
 """Of the snapshot file; a snapshot of another format is rebuilt."""
@@ -59,8 +87,6 @@ MAX_BYTES = 4 << 20
 """A snapshot file bigger than this is not read (it is not one of ours)."""
 
 _PYPROJECT = "pyproject.toml"
-
-Stamp = Any  # a JSON-ready list: what a file or directory looked like
 
 
 def spec_in_force(spec_version: int | None = None) -> SpecVersion:
@@ -81,6 +107,31 @@ def spec_in_force(spec_version: int | None = None) -> SpecVersion:
         return spec
     registry = _build(spec_version)
     # A read-only or foreign cache: validation still works, unsnapshotted.
+    with contextlib.suppress(OSError):
+        write(path, registry, spec_version)
+    return registry.spec
+
+
+def tables_in_force(spec_version: int | None = None) -> AnySpec:
+    """What :func:`spec_in_force` answers, as the snapshot's plain
+    :class:`SpecTables` when the snapshot is current (no attrs class is built:
+    the warm ``evalspec validate`` path imports neither the registry nor attrs),
+    else the freshly built, verified and snapshotted :class:`SpecVersion`.
+
+    The snapshot is verified exactly as for :func:`spec_in_force`.
+
+    :raises EvalspecError: as ``default_registry`` does.
+    """
+    if os.environ.get(discovery.NO_CACHE_ENV):
+        return _build(spec_version).spec
+    path = snapshot_path(spec_version)
+    doc = _current_spec_doc(path, spec_version)
+    if doc is not None:
+        try:
+            return decode_tables(doc)
+        except (ValueError, KeyError, TypeError, RecursionError):
+            pass  # not a spec version of ours: rebuilt below, as after load()
+    registry = _build(spec_version)
     with contextlib.suppress(OSError):
         write(path, registry, spec_version)
     return registry.spec
@@ -122,7 +173,7 @@ def _digest(path: str) -> Stamp:
     """``["sha256", hex]`` of a file's bytes, or ``None`` when it cannot be read."""
     try:
         with open(path, "rb") as f:
-            return ["sha256", hashlib.sha256(f.read()).hexdigest()]
+            return ["sha256", _sha256(f.read()).hexdigest()]
     except OSError:
         return None
 
@@ -185,23 +236,39 @@ def _dependencies(registry: Registry) -> list[list[Any]]:
     # Every module loaded so far outside the standard library (the Python version
     # stands for that): plugins, evalspec, project plugin modules, and the
     # directories holding them (a new module file shadowing one changes them).
-    stdlib = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
+    paths = sysconfig.get_paths()
+    stdlib = [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib")]
+    site_dirs = [os.path.realpath(paths[k]) for k in ("purelib", "platlib")]
+    with contextlib.suppress(AttributeError):  # an old virtualenv's site module lacks it
+        import site
+
+        site_dirs += [os.path.realpath(p) for p in site.getsitepackages()]
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not isinstance(file, str) or not os.path.isabs(file):
             continue
-        real = os.path.realpath(file)
-        if any(real.startswith(lib + os.sep) for lib in stdlib):
+        if in_standard_library(os.path.realpath(file), stdlib, site_dirs):
             continue
         deps[("stat", file)] = None
         deps[("stat", os.path.dirname(file))] = None
     return [[how, path, _STAMPERS[how](path)] for how, path in deps]
 
 
+def in_standard_library(real: str, stdlib: list[str], site_dirs: list[str]) -> bool:
+    """Whether the file ``real`` (a real path) is the standard library's: under one of
+    the ``stdlib`` directories but not in a site directory. A site-packages directory
+    lies inside the standard library's directory (``lib/python3.X/site-packages``,
+    in a venv too, where ``platstdlib`` is the venv's ``lib/python3.X``): the
+    installed plugins and evalspec live there and are stamped."""
+    if any(real.startswith(lib + os.sep) for lib in site_dirs):
+        return False
+    return any(real.startswith(lib + os.sep) for lib in stdlib)
+
+
 # -- the spec version as JSON ------------------------------------------------------------
 
 
-def encode_spec(spec: SpecVersion) -> dict[str, Any]:
+def encode_spec(spec: AnySpec) -> dict[str, Any]:
     """``spec`` as JSON-ready data (:func:`decode_spec` reads it back)."""
     return {
         "version": spec.version,
@@ -251,18 +318,15 @@ def _rows(value: Any, width: int) -> list[list[Any]]:
     return value
 
 
-def decode_spec(doc: Any) -> SpecVersion:
-    """The spec version :func:`encode_spec` wrote; :class:`ValueError` on anything else."""
-    from evalspec.versions import CategoryPairs, SpecVersion
-
+def _decode(doc: Any, pairs: Callable[..., Any], spec: Callable[..., Any]) -> Any:
     if type(doc) is not dict:
         raise _Malformed
     categories = {}
     for name, metrics, rules, fixtures, added_in, letters in _rows(doc.get("categories"), 6):
-        categories[_str(name)] = CategoryPairs(
+        categories[_str(name)] = pairs(
             name, _strs(metrics), _strs(rules), _strs(fixtures), _int(added_in), _strs(letters)
         )
-    return SpecVersion(
+    return spec(
         version=_int(doc.get("version")),
         categories=MappingProxyType(categories),
         metrics=MappingProxyType({_str(n): _int(v) for n, v in _rows(doc.get("metrics"), 2)}),
@@ -276,9 +340,23 @@ def decode_spec(doc: Any) -> SpecVersion:
     )
 
 
+def decode_spec(doc: Any) -> SpecVersion:
+    """The spec version :func:`encode_spec` wrote; :class:`ValueError` on anything else."""
+    from evalspec.versions import CategoryPairs, SpecVersion
+
+    decoded: SpecVersion = _decode(doc, CategoryPairs, SpecVersion)
+    return decoded
+
+
+def decode_tables(doc: Any) -> SpecTables:
+    """What :func:`decode_spec` reads, checked the same way, as plain :class:`SpecTables`."""
+    decoded: SpecTables = _decode(doc, PairsTable, SpecTables)
+    return decoded
+
+
 def _checksum(key: Any, spec: Any) -> str:
     body = json.dumps([FORMAT, key, spec], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(body.encode()).hexdigest()
+    return _sha256(body.encode()).hexdigest()
 
 
 # -- reading and writing ---------------------------------------------------------------
@@ -301,8 +379,9 @@ def _read_own_file(path: str) -> bytes | None:
         return f.read(MAX_BYTES + 1)
 
 
-def load(path: str, spec_version: int | None) -> SpecVersion | None:
-    """The snapshot at ``path`` if it is well-formed and current, else ``None``."""
+def _current_spec_doc(path: str, spec_version: int | None) -> Any:
+    """The ``spec`` part of the snapshot at ``path`` if the file is well-formed
+    and current (its checksum, key and every dependency's stamp), else ``None``."""
     data = _read_own_file(path)
     if data is None:
         return None
@@ -318,8 +397,19 @@ def load(path: str, spec_version: int | None) -> SpecVersion | None:
         for how, dep_path, stamp in _rows(deps, 3):
             if _STAMPERS[_str(how)](_str(dep_path)) != stamp:
                 return None
-        return decode_spec(spec)
+        return spec
     except (ValueError, KeyError, TypeError, RecursionError):  # not a snapshot of ours
+        return None
+
+
+def load(path: str, spec_version: int | None) -> SpecVersion | None:
+    """The snapshot at ``path`` if it is well-formed and current, else ``None``."""
+    spec = _current_spec_doc(path, spec_version)
+    if spec is None:
+        return None
+    try:
+        return decode_spec(spec)
+    except (ValueError, KeyError, TypeError, RecursionError):  # not a spec version of ours
         return None
 
 

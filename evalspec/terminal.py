@@ -10,9 +10,13 @@ variables: the flag is the more specific request.
 from __future__ import annotations
 
 import os
-from typing import TextIO
 
-import attrs
+# Not `from typing import ...`: typing costs the warm `evalspec validate`
+# milliseconds, and TextIO is only an annotation. Type checkers treat any name
+# TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 CHOICES = ("auto", "always", "never")
 
@@ -46,11 +50,34 @@ def wants_color(stream: TextIO, choice: str = "auto") -> bool:
         return False
 
 
-@attrs.frozen
 class Painter:
-    """Wraps text in ANSI styles, or leaves it alone when colour is off."""
+    """Wraps text in ANSI styles, or leaves it alone when colour is off.
+
+    A plain, frozen, slotted class rather than attrs: every ``evalspec validate``
+    builds one, and its warm path does not import attrs.
+    """
+
+    __slots__ = ("enabled",)
 
     enabled: bool
+
+    def __init__(self, enabled: bool) -> None:
+        object.__setattr__(self, "enabled", enabled)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Painter is frozen: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Painter)
+        return self.enabled == other.enabled
+
+    def __hash__(self) -> int:
+        return hash((Painter, self.enabled))
+
+    def __repr__(self) -> str:
+        return f"Painter(enabled={self.enabled!r})"
 
     @classmethod
     def for_stream(cls, stream: TextIO, choice: str = "auto") -> Painter:

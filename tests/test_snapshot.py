@@ -131,6 +131,26 @@ def test_the_spec_round_trips_through_json(registry: Registry) -> None:
         assert snapshot.decode_spec(json.loads(json.dumps(snapshot.encode_spec(spec)))) == spec
 
 
+def test_installed_modules_are_stamped_though_site_packages_lies_in_the_stdlib_dir() -> None:
+    lib = os.path.join(os.sep, "py", "lib", "python3.11")
+    site = os.path.join(lib, "site-packages")
+    assert snapshot.in_standard_library(os.path.join(lib, "json", "__init__.py"), [lib], [site])
+    assert not snapshot.in_standard_library(
+        os.path.join(site, "plugin", "__init__.py"), [lib], [site]
+    )
+    assert not snapshot.in_standard_library(os.path.join(os.sep, "src", "p.py"), [lib], [site])
+
+
+def test_the_dependencies_stamp_the_installed_plugin_manager(registry: Registry) -> None:
+    # pluggy is installed (not editable) in this environment's site-packages, which
+    # lies inside the interpreter's (or the venv's) lib directory: its file is stamped.
+    import pluggy
+
+    stamped = {path for how, path, _ in snapshot._dependencies(registry) if how == "stat"}
+    assert pluggy.__file__ in stamped
+    assert json.__file__ not in stamped  # the standard library is not
+
+
 def _builtin() -> list[object]:
     import evalspec_plugins
 

@@ -4,15 +4,21 @@ hints for input that is JSON but not JSON Lines."""
 
 from __future__ import annotations
 
-import argparse
 import errno
 import os
 import sys
-from collections.abc import Sequence
-from typing import IO
 
-from evalspec.model import ErrorRecord
 from evalspec.terminal import CHOICES
+
+# Annotations only: the warm `evalspec validate` imports neither typing nor the
+# value classes (attrs). Type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import IO
+
+    from evalspec.model import ErrorRecord
 
 STDIN = "-"
 """The argument that means standard input."""

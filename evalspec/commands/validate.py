@@ -7,8 +7,6 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
-from typing import Any
 
 from evalspec.commands.inputs import (
     STDIN,
@@ -20,11 +18,25 @@ from evalspec.commands.inputs import (
     not_jsonl_hint,
     stdin_binary,
 )
-from evalspec.formats import FORMATS, FileReport, render_reports
-from evalspec.model import ErrorRecord
+from evalspec.formatnames import FORMATS
 from evalspec.terminal import Painter
-from evalspec.validate import LineResult, ValidationResult, iter_validate
 from evalspec.wording import counted
+
+# A warm run on a valid file imports neither typing, the value classes (attrs),
+# the formatters nor the registry: the names below are annotations only, and the
+# rest is imported where a run needs it. Type checkers treat any name
+# TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from evalspec.model import ErrorRecord
+    from evalspec.spectables import AnySpec
+    from evalspec.validate import LineResult
+
+FileFound = tuple[str, tuple["ErrorRecord", ...], "str | None"]
+"""``(path, errors, io_error)`` of one file, for the CI formats (a FileReport each)."""
 
 
 def add_parser(sub: Any) -> None:
@@ -112,7 +124,7 @@ def summary(path: str, total: int, invalid: int, paint: Painter = PLAIN) -> str:
 
 
 def _problems(
-    path: str, args: argparse.Namespace, tally: Any, on_chunk: Any, spec: Any
+    path: str, args: argparse.Namespace, tally: Any, on_chunk: Any, spec: AnySpec
 ) -> Iterator[LineResult]:
     from evalspec.parallel import iter_problems
 
@@ -129,6 +141,8 @@ def _problems(
 
 
 def _stdin_problems(spec_version: int | None, tally: Any) -> Iterator[LineResult]:
+    from evalspec.validate import iter_validate
+
     # A pipe is read once, in this process: the same verdicts as iter_problems.
     for verdict in iter_validate(stdin_binary(), spec_version=spec_version):
         tally.total += 1
@@ -140,7 +154,6 @@ def _stdin_problems(spec_version: int | None, tally: Any) -> Iterator[LineResult
 def run(args: argparse.Namespace) -> int:
     from evalspec.parallel import Tally
     from evalspec.progress import Progress
-    from evalspec.shards import is_pattern
 
     executor = getattr(args, "executor", "local")
     if getattr(args, "ray_address", None) is not None and executor != "ray":
@@ -150,30 +163,30 @@ def run(args: argparse.Namespace) -> int:
         from evalspec.executor import import_ray
 
         import_ray()  # without the extra: say how to install it before reading anything
-    from evalspec.snapshot import spec_in_force
+    from evalspec.snapshot import tables_in_force
 
-    # The spec version in force, from the registry snapshot when it is current;
-    # plugin errors surface before any file is read.
-    spec = spec_in_force(args.spec_version)
+    # The spec version in force, from the registry snapshot when it is current
+    # (as plain tables: no registry, no attrs); plugin errors surface before any
+    # file is read.
+    spec = tables_in_force(args.spec_version)
     paths, input_problems = expand(args.paths)
     for problem in input_problems:
         print(f"evalspec: error: {problem}", file=sys.stderr)
     quiet = getattr(args, "quiet", False)
     paint = Painter.for_stream(sys.stdout, getattr(args, "color", "auto"))
     reports: list[dict[str, Any]] = []
-    file_reports: list[FileReport] = []
+    file_reports: list[FileFound] = []
     datasets: list[dict[str, Any]] = []
     io_failed = bool(input_problems)
     problems = False
     for path in paths:
-        # A file whose name merely looks like a glob ("data[1].jsonl") is that file.
-        if path != STDIN and (executor == "ray" or (is_pattern(path) and not os.path.exists(path))):
+        if _sharded(path, executor):
             found, failed = _run_sharded(args, path, reports, file_reports, datasets)
             problems = problems or found
             io_failed = io_failed or failed
             continue
         name = display(path)
-        result = ValidationResult(path=name)
+        errors: list[ErrorRecord] = []
         tally = Tally()
         progress = Progress.for_stream(sys.stderr, name)
         first_error: ErrorRecord | None = None
@@ -186,28 +199,34 @@ def run(args: argparse.Namespace) -> int:
                     for e in verdict.errors:
                         print(format_error(name, e, paint))
                 else:
-                    result.errors.extend(verdict.errors)
-            result.total, result.invalid = tally.total, tally.invalid
+                    errors.extend(verdict.errors)
         except OSError as exc:
             progress.clear()
             io_failed = True
             reason = exc.strerror or str(exc)
             print(f"evalspec: error: cannot read {name}: {reason}", file=sys.stderr)
             reports.append({"path": name, "error": f"cannot read: {reason}"})
-            file_reports.append(FileReport(name, (), reason))
+            file_reports.append((name, (), reason))
             continue
         finally:
             progress.clear()
-        problems = problems or result.invalid > 0
+        problems = problems or tally.invalid > 0
         if args.format == "text" and not quiet:
-            print(summary(name, result.total, result.invalid, paint))
+            print(summary(name, tally.total, tally.invalid, paint))
         hint = not_jsonl_hint(path, first_error)
         if hint is not None:
             print(hint, file=sys.stderr)
-        reports.append(result.to_dict())
-        file_reports.append(FileReport(name, tuple(result.errors)))
+        if args.format == "json":
+            from evalspec.validate import ValidationResult
+
+            result = ValidationResult(name, errors=errors, total=tally.total, invalid=tally.invalid)
+            reports.append(result.to_dict())
+        file_reports.append((name, tuple(errors), None))
     if args.format in FORMATS:
-        sys.stdout.write(render_reports(args.format, file_reports, command="evalspec validate"))
+        from evalspec.formats import FileReport, render_reports
+
+        rendered = [FileReport(where, shown, io_error) for where, shown, io_error in file_reports]
+        sys.stdout.write(render_reports(args.format, rendered, command="evalspec validate"))
     elif args.format == "json":
         doc: dict[str, Any] = {"files": reports}
         if datasets:
@@ -219,16 +238,32 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _sharded(path: str, executor: str) -> bool:
+    """Whether ``path`` names a sharded dataset (a glob or URL, or anything under Ray)."""
+    if path == STDIN:
+        return False
+    if executor == "ray":
+        return True
+    # A file whose name merely looks like a glob ("data[1].jsonl") is that file
+    # (and the shards module is imported only for what may be a pattern).
+    if os.path.exists(path):
+        return False
+    from evalspec.shards import is_pattern
+
+    return is_pattern(path)
+
+
 def _run_sharded(
     args: argparse.Namespace,
     pattern: str,
     reports: list[dict[str, Any]],
-    file_reports: list[FileReport],
+    file_reports: list[FileFound],
     datasets: list[dict[str, Any]],
 ) -> tuple[bool, bool]:
     """Validate the shards of ``pattern`` as one dataset; ``(problems, io_failed)``."""
     from evalspec.shards import ShardError, validate_shards_local, validate_shards_ray
     from evalspec.shards import expand as expand_shards
+    from evalspec.validate import ValidationResult
 
     tty = sys.stderr.isatty()
 
@@ -256,7 +291,7 @@ def _run_sharded(
         reason = getattr(exc, "strerror", None) or str(exc)
         print(f"evalspec: error: cannot read {pattern}: {reason}", file=sys.stderr)
         reports.append({"path": pattern, "error": f"cannot read: {reason}"})
-        file_reports.append(FileReport(pattern, (), reason))
+        file_reports.append((pattern, (), reason))
         return False, True
     total = invalid = 0
     for shard in found:
@@ -269,7 +304,7 @@ def _run_sharded(
                 print(format_error(shard.shard, e))
             print(summary(shard.shard, result.total, result.invalid))
         reports.append(result.to_dict())
-        file_reports.append(FileReport(shard.shard, tuple(errors)))
+        file_reports.append((shard.shard, tuple(errors), None))
     dataset = {
         "pattern": pattern,
         "shards": len(found),
