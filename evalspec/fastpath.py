@@ -333,7 +333,8 @@ def _typed_vouchers(
             shots = task.few_shot_examples
             if shots is unset:
                 shots = ()
-            if (shots or text.endswith(colons_end)) and maybe_embedded(text, shots):
+            text_colons = text.count(":")
+            if (shots or text.endswith(colons_end)) and maybe_embedded(text, shots, text_colons):
                 pairs = [(ex.prompt, ex.completion) for ex in shots]
                 if embedded(text, pairs) is not None:
                     return None
@@ -341,7 +342,7 @@ def _typed_vouchers(
             # colons of the decoded strings against the colons of the raw line. The
             # prompt is counted as a string; examples and metadata re-encoded (keys
             # and strings are written back, colons unescaped).
-            keys_and_colons = n_required + text.count(":") + tid.count(":")
+            keys_and_colons = n_required + text_colons + tid.count(":")
             keys_and_colons += sep.join(task.targets).count(":")
             if names_have_colons:
                 keys_and_colons += sep.join(
@@ -395,14 +396,15 @@ def _typed_vouchers(
     return vouch, vouch_id, id_unescaped, vouch_struct
 
 
-def _maybe_embedded(prompt: str, examples: Any) -> bool:
+def _maybe_embedded(prompt: str, examples: Any, colons: int) -> bool:
     """Whether the prompt might hold a few-shot block (``False`` proves it does not).
 
-    Rule (b) needs the cue (the last token) earlier in the prompt too; rule (a)
-    every token of a rendered example in the prompt, and the completion's last
-    token is the cheapest one to rule out.
+    Rule (b) needs the cue (the last token) earlier in the prompt too, so a
+    prompt whose only ``:`` (``colons`` is ``prompt.count(":")``) is its last
+    character has none; rule (a) needs every token of a rendered example in
+    the prompt, and the completion's last token is the cheapest one to rule out.
     """
-    if prompt.endswith(_COLONS):
+    if prompt.endswith(_COLONS) and (colons > 1 or prompt[-1] != ":"):
         tail = prompt[-64:].rsplit(None, 1)  # the last token, without copying it all
         cue = tail[-1] if len(tail) == 2 else prompt.rsplit(None, 1)[-1]
         if prompt.find(cue) != len(prompt) - len(cue):
@@ -482,7 +484,8 @@ def _make_vouch(
             return None
         if type(targets) is not list or not targets:
             return None
-        accounted = len(obj) + prompt.count(":") + task_id.count(":")  # keys, string colons
+        prompt_colons = prompt.count(":")
+        accounted = len(obj) + prompt_colons + task_id.count(":")  # keys, string colons
         for t in targets:
             if type(t) is not str:
                 return None
@@ -490,8 +493,9 @@ def _make_vouch(
         if single is not None and (len(targets) != 1 or targets[0] not in single):
             return None
         exact_few_shot = False
-        if prompt.endswith(colons_end):
-            # Rule (b) needs the cue (the last token) earlier in the prompt too.
+        if prompt.endswith(colons_end) and (prompt_colons > 1 or prompt[-1] != ":"):
+            # Rule (b) needs the cue (the last token) earlier in the prompt too: with
+            # one ":" in all, the last character, it cannot be.
             tail = prompt[-64:].rsplit(None, 1)  # the last token, without copying it all
             cue = tail[-1] if len(tail) == 2 else prompt.rsplit(None, 1)[-1]
             exact_few_shot = prompt.find(cue) != len(prompt) - len(cue)

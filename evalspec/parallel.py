@@ -13,6 +13,7 @@ built, kept or sent: only ids cross process boundaries.
 
 from __future__ import annotations
 
+import collections
 import heapq
 import io
 import itertools
@@ -33,6 +34,7 @@ from evalspec.linelimit import OverlongLine, max_line_bytes, overlong_record
 # `evalspec validate` of a small valid file needs neither.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from concurrent.futures import Future
     from typing import IO, Any
 
     from evalspec.fastpath import FastPath
@@ -359,22 +361,68 @@ def iter_problems(
         from evalspec.snapshot import encode_spec
 
         spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
+        from concurrent.futures import ProcessPoolExecutor
+
+        workers = min(n_jobs, len(spans))
         with children_end_with_the_command():
-            pool = _context().Pool(
-                min(n_jobs, len(spans)),
+            # Not multiprocessing.Pool: when a worker dies (the OOM killer, a stray
+            # kill) a Pool starts another and waits for the lost chunk for ever; the
+            # executor fails the chunk's future instead (BrokenProcessPool).
+            executor = ProcessPoolExecutor(
+                workers,
+                mp_context=_context(),
                 initializer=_init_worker,
                 initargs=(encode_spec(spec), fast),
             )
             try:
-                for result in pool.imap(_work, spans):
+                # A few chunks ahead of the one being reported, so finished results
+                # never pile up in memory when the output is slower than the workers.
+                pending = collections.deque(
+                    executor.submit(_work, span) for span in spans[: _AHEAD * workers]
+                )
+                ahead = iter(spans[_AHEAD * workers :])
+                while pending:
+                    result = _chunk_result(pending.popleft(), path)
+                    for span in itertools.islice(ahead, 1):
+                        pending.append(executor.submit(_work, span))
                     yield from _resolve(result, first_line, seen, _in_file(f), tally)
                     first_line += result.lines
                     if on_chunk is not None:
                         on_chunk(tally)
-                pool.close()
             finally:
-                pool.terminate()
-                pool.join()
+                executor.shutdown(wait=True, cancel_futures=True)
+
+
+_AHEAD = 4
+"""Chunks submitted per worker ahead of the chunk being reported."""
+
+
+class WorkerLost(OSError):
+    """A ``--jobs`` worker process ended before its chunk was checked (killed by a
+    signal, the OOM killer, ...): the file was not fully validated."""
+
+
+def _chunk_result(future: Future[ChunkResult], path: str) -> ChunkResult:
+    from concurrent.futures import TimeoutError as Waited
+    from concurrent.futures.process import BrokenProcessPool
+
+    while True:
+        try:
+            # A wait without a timeout would keep the main thread in a lock for as
+            # long as it lasts: a SIGTERM delivered to one of the executor's threads
+            # would then never run the command's handler (Python runs handlers in the
+            # main thread only), and the command would never end.
+            return future.result(timeout=_WAKE_SECONDS)
+        except Waited:
+            continue
+        except BrokenProcessPool:
+            raise WorkerLost(
+                0, "a worker process ended before its chunk was checked (killed?)", path
+            ) from None
+
+
+_WAKE_SECONDS = 0.2
+"""How often the parent wakes while it waits for a chunk (to run signal handlers)."""
 
 
 def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:
@@ -430,17 +478,22 @@ def _resolve(
 
 
 def _renumber(result: LineResult, shift: int) -> LineResult:
-    import attrs
-
+    from evalspec.model import ErrorRecord
     from evalspec.validate import LineResult
 
     number = result.line + shift
-    return LineResult(number, None, tuple(attrs.evolve(e, line=number) for e in result.errors))
+    # Every field but the line, positionally: attrs.evolve looks the fields up on
+    # each call, and under --jobs N this runs in the parent for every error.
+    errors = tuple(
+        ErrorRecord(number, e.rule, e.field, e.message, e.task_id, e.text) for e in result.errors
+    )
+    return LineResult(number, None, errors)
 
 
 __all__ = [
     "ChunkResult",
     "Tally",
+    "WorkerLost",
     "check_block",
     "check_chunk",
     "default_jobs",

@@ -188,6 +188,47 @@ def test_sigterm_ends_jobs_workers_at_once_and_silently(huge: Path, delay: float
         time.sleep(0.05)
 
 
+def _workers_of(pid: int) -> list[int]:
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in children.read_text().split()]
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_a_worker_killed_from_outside_ends_the_run_with_exit_2_not_a_hang(huge: Path) -> None:
+    # The OOM killer or a stray kill -9 takes one worker: its chunk is lost. The
+    # command must say so and exit 2 (a multiprocessing.Pool waited for it for ever).
+    proc = subprocess.Popen(
+        [*COMMAND, "validate", "--jobs", "2", str(huge)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (workers := _workers_of(proc.pid)) and proc.poll() is None:
+            assert time.monotonic() < deadline, "no worker process started"
+            time.sleep(0.01)
+        time.sleep(0.2)  # into the run
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(workers[0], signal.SIGKILL)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the worker was killed")
+    assert proc.returncode == 2, err
+    lines = err.decode().splitlines()
+    assert lines == [
+        f"evalspec: error: cannot check {huge}: a worker process ended before its chunk "
+        "was checked (killed?)"
+    ]
+
+
 @pytest.mark.slow
 def test_sigterm_to_the_parent_alone_is_silent_too(huge: Path) -> None:
     code, err, took = _interrupt(["validate", "--jobs", "2", str(huge)], 0.6, signal.SIGTERM)

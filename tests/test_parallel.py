@@ -204,3 +204,20 @@ def test_ctrl_c_stops_worker_processes_cleanly(tmp_path: Path) -> None:
     assert b"empty_targets" in first
     assert proc.returncode == 130
     assert b"Traceback" not in err
+
+
+def test_renumbering_keeps_every_field_of_an_error_record() -> None:
+    # _renumber builds the records positionally (for speed); a field added to
+    # ErrorRecord later must not be dropped on the way.
+    import attrs
+
+    from evalspec.model import ErrorRecord
+    from evalspec.parallel import _renumber
+    from evalspec.validate import LineResult
+
+    values = {f.name: f"value of {f.name}" for f in attrs.fields(ErrorRecord)}
+    values["line"] = 2
+    record = ErrorRecord(**values)
+    moved = _renumber(LineResult(2, None, (record,)), 40)
+    assert moved.line == 42
+    assert moved.errors == (attrs.evolve(record, line=42),)

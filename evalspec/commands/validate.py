@@ -204,8 +204,12 @@ def run(args: argparse.Namespace) -> int:
             progress.clear()
             io_failed = True
             reason = exc.strerror or str(exc)
-            print(f"evalspec: error: cannot read {name}: {reason}", file=sys.stderr)
-            reports.append({"path": name, "error": f"cannot read: {reason}"})
+            from evalspec.parallel import WorkerLost
+
+            # A lost --jobs worker is not the file's fault: say so.
+            verb = "cannot check" if isinstance(exc, WorkerLost) else "cannot read"
+            print(f"evalspec: error: {verb} {name}: {reason}", file=sys.stderr)
+            reports.append({"path": name, "error": f"{verb}: {reason}"})
             file_reports.append((name, (), reason))
             continue
         finally:
