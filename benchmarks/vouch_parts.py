@@ -6,7 +6,11 @@ Reads FILE into ~1 MiB blocks of whole lines (as ``evalspec.parallel`` does),
 then, interleaved round by round, times the floor (``orjson.loads`` per line)
 and ``FastPath.vouch_ids`` over every block, and a few of the fast path's
 parts alone: the msgspec decode, the colon counts and the metadata
-re-encoding. Printed: the minimum and the median of each, and its ratio to
+re-encoding; then the typed check built up step by step on the lines the
+fast path vouches for (typed decode, + the category-pair lookup, + the id
+and prompt checks, + the duplicate-key proof), and, if jiter is installed,
+a C parser that does report repeated keys (``catch_duplicate_keys``) with
+no field checks at all. Printed: the minimum and the median of each, and its ratio to
 the floor of the same round (median of the paired ratios). The precise path
 (the ~2% of lines the fast path does not vouch for) and the uniqueness table
 are not in these figures; ``bench.py`` measures the whole command.
@@ -26,7 +30,7 @@ import msgspec
 import orjson
 
 import evalspec
-from evalspec.fastpath import FastPath
+from evalspec.fastpath import FastPath, _typed_decoder
 
 
 def _blocks(path: str) -> list[tuple[bytes, list[bytes]]]:
@@ -87,12 +91,73 @@ def main() -> None:
         for meta in metas:
             encode(meta).count(b":")
 
+    # The typed check built up step by step, on the lines the fast path vouches for
+    # (what each of its steps adds to the decode; see fastpath._typed_vouchers).
+    fast_lines = [line for line, v in zip(lines, vouched, strict=True) if v is not None]
+    legal = {
+        (name, metric, rule): None
+        for name, cat in spec.categories.items()
+        for metric in cat.metrics
+        for rule in cat.post_processes
+    }
+    typed = _typed_decoder(spec, legal).decode
+    unset = msgspec.UNSET
+
+    def typed_decode() -> None:
+        for line in fast_lines:
+            typed(line)
+
+    def plus_pair_lookup() -> None:
+        for line in fast_lines:
+            t = typed(line)
+            legal.get((t.category, t.metric_name, t.post_process))
+
+    def plus_id_and_prompt_checks() -> None:
+        for line in fast_lines:
+            t = typed(line)
+            legal.get((t.category, t.metric_name, t.post_process))
+            tid = t.task_id
+            _ = " " in tid or not tid.isprintable()
+            _ = t.prompt[-1].isspace()
+
+    def plus_duplicate_key_proof() -> None:
+        for line in fast_lines:
+            t = typed(line)
+            legal.get((t.category, t.metric_name, t.post_process))
+            tid = t.task_id
+            _ = " " in tid or not tid.isprintable()
+            _ = t.prompt[-1].isspace()
+            k = 6 + t.prompt.count(":") + tid.count(":") + "\x00".join(t.targets).count(":")
+            if t.few_shot_examples:
+                k += 1 + encode(t.few_shot_examples).count(b":")
+            if t.metadata is not unset:
+                k += 1 + encode(t.metadata).count(b":")
+            _ = k == line.count(b":")
+
     parts: list[Callable[[], Any]] = [
         vouch_ids,
         msgspec_untyped,
         colon_count_per_line,
         metadata_reencoded,
+        typed_decode,
+        plus_pair_lookup,
+        plus_id_and_prompt_checks,
+        plus_duplicate_key_proof,
     ]
+    try:  # a C parser that does report repeated keys (untyped: no field checks)
+        import jiter
+    except ImportError:
+        pass
+    else:
+
+        def jiter_catching_duplicate_keys() -> None:
+            for line in lines:
+                try:  # noqa: SIM105  (as in the floor)
+                    jiter.from_json(line, catch_duplicate_keys=True, allow_inf_nan=False)
+                except ValueError:
+                    pass
+
+        parts.append(jiter_catching_duplicate_keys)
     times: dict[str, list[float]] = {f.__name__: [] for f in [floor, *parts]}
     for _ in range(args.rounds):
         for f in [floor, *parts]:

@@ -908,6 +908,12 @@ def _read_dataset(
                 problems.extend(Problem(shown, e) for e in verdict.errors)
     finally:
         if collecting:
+            # Everything allocated meanwhile sits in the youngest generation: the
+            # first collection after enable() would walk it all (~1 s per million
+            # tasks) to find nothing. freeze() + unfreeze() moves it, unwalked, to
+            # the oldest generation, where long-lived objects belong.
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
     result.tasks = total
     hashed = PREFIX + records.hexdigest() if complete else None
