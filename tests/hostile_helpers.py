@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,3 +25,12 @@ def git_repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q"], cwd=path, check=True)
     return path
+
+
+def signals_at_their_defaults() -> None:
+    """``preexec_fn`` for a child that a test will signal: SIGINT and SIGHUP start at
+    their defaults, whatever the test runner inherited (``nohup`` ignores SIGHUP, a
+    shell's background job SIGINT). evalspec rightly keeps a signal it was started
+    with ignored, and the test would wait for an exit that never comes."""
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hostile_helpers import signals_at_their_defaults
 
 from evalspec.interrupts import EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED
 
@@ -133,6 +134,7 @@ def _interrupt(args: list[str], delay: float, signum: int) -> tuple[int, bytes, 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=signals_at_their_defaults,
     )
     time.sleep(delay)
     sent = time.monotonic()

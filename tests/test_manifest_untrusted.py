@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile_helpers import evalspec, git_repo
+from hostile_helpers import evalspec, git_repo, signals_at_their_defaults
 
 from evalspec.manifest import FetchLimits, fetch
 
@@ -146,6 +146,7 @@ def test_a_signal_during_fetch_removes_the_temp_file(repo: Path, signum: int) ->
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=signals_at_their_defaults,
     )
     writer = os.open(fifo, os.O_WRONLY)  # blocks until fetch opens the source
     try:
