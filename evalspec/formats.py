@@ -23,6 +23,7 @@ from urllib.parse import quote
 import attrs
 
 from evalspec import __version__
+from evalspec.formatnames import FORMATS as FORMATS  # re-exported: the names render_reports accepts
 from evalspec.model import ErrorRecord
 from evalspec.rules import RULES
 
@@ -30,7 +31,6 @@ SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
 SARIF_VERSION = "2.1.0"
-from evalspec.formatnames import FORMATS as FORMATS  # noqa: E402  (the names accepted by render_reports)
 
 
 def _records(value: Iterable[ErrorRecord]) -> tuple[ErrorRecord, ...]:

@@ -362,6 +362,7 @@ def iter_problems(
 
         spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         workers = min(n_jobs, len(spans))
         with children_end_with_the_command():
@@ -382,13 +383,17 @@ def iter_problems(
                 )
                 ahead = iter(spans[_AHEAD * workers :])
                 while pending:
-                    result = _chunk_result(pending.popleft(), path)
+                    result = _chunk_result(pending.popleft())
                     for span in itertools.islice(ahead, 1):
                         pending.append(executor.submit(_work, span))
                     yield from _resolve(result, first_line, seen, _in_file(f), tally)
                     first_line += result.lines
                     if on_chunk is not None:
                         on_chunk(tally)
+            except BrokenProcessPool:  # from a chunk's result, or from submit() after it
+                raise WorkerLost(
+                    0, "a worker process ended before its chunk was checked (killed?)", path
+                ) from None
             finally:
                 executor.shutdown(wait=True, cancel_futures=True)
 
@@ -402,9 +407,8 @@ class WorkerLost(OSError):
     signal, the OOM killer, ...): the file was not fully validated."""
 
 
-def _chunk_result(future: Future[ChunkResult], path: str) -> ChunkResult:
+def _chunk_result(future: Future[ChunkResult]) -> ChunkResult:
     from concurrent.futures import TimeoutError as Waited
-    from concurrent.futures.process import BrokenProcessPool
 
     while True:
         try:
@@ -415,10 +419,6 @@ def _chunk_result(future: Future[ChunkResult], path: str) -> ChunkResult:
             return future.result(timeout=_WAKE_SECONDS)
         except Waited:
             continue
-        except BrokenProcessPool:
-            raise WorkerLost(
-                0, "a worker process ended before its chunk was checked (killed?)", path
-            ) from None
 
 
 _WAKE_SECONDS = 0.2

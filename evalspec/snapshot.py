@@ -99,17 +99,8 @@ def spec_in_force(spec_version: int | None = None) -> SpecVersion:
     :raises EvalspecError: as ``default_registry`` does (only a build that
         succeeds is snapshotted).
     """
-    if os.environ.get(discovery.NO_CACHE_ENV):
-        return _build(spec_version).spec
-    path = snapshot_path(spec_version)
-    spec = load(path, spec_version)
-    if spec is not None:
-        return spec
-    registry = _build(spec_version)
-    # A read-only or foreign cache: validation still works, unsnapshotted.
-    with contextlib.suppress(OSError):
-        write(path, registry, spec_version)
-    return registry.spec
+    spec: SpecVersion = _in_force(spec_version, decode_spec)
+    return spec
 
 
 def tables_in_force(spec_version: int | None = None) -> AnySpec:
@@ -122,16 +113,24 @@ def tables_in_force(spec_version: int | None = None) -> AnySpec:
 
     :raises EvalspecError: as ``default_registry`` does.
     """
+    tables: AnySpec = _in_force(spec_version, decode_tables)
+    return tables
+
+
+def _in_force(spec_version: int | None, decode: Callable[[Any], Any]) -> Any:
+    """The snapshot's spec version read by ``decode`` when the snapshot is current,
+    else the registry's, built afresh and snapshotted."""
     if os.environ.get(discovery.NO_CACHE_ENV):
         return _build(spec_version).spec
     path = snapshot_path(spec_version)
     doc = _current_spec_doc(path, spec_version)
     if doc is not None:
         try:
-            return decode_tables(doc)
+            return decode(doc)
         except (ValueError, KeyError, TypeError, RecursionError):
-            pass  # not a spec version of ours: rebuilt below, as after load()
+            pass  # not a spec version of ours: rebuilt below
     registry = _build(spec_version)
+    # A read-only or foreign cache: validation still works, unsnapshotted.
     with contextlib.suppress(OSError):
         write(path, registry, spec_version)
     return registry.spec

@@ -367,7 +367,7 @@ class SemanticChecks:
             targets: list[str] = task.targets
             if labels:
                 meta = task.metadata or {}  # msgspec.UNSET is false
-                # _check_labels' quicker test, inline: nothing wrong with the common task
+                # A quick test that clears the common task; _check_labels for the rest.
                 for name in required:
                     if name not in meta:
                         me._check_labels(line, tid, meta)
@@ -439,18 +439,8 @@ class SemanticChecks:
         return add
 
     def _check_labels(self, line: int, tid: str, meta: Mapping[str, Any]) -> None:
-        """:func:`_label_problems`, after a quicker test that finds none for the
-        common task (required labels present, the declared ones a legal string)."""
-        for name in self._required:
-            if name not in meta:
-                break
-        else:
-            for name, legal in self._legal:
-                value = meta.get(name, _NONE)
-                if value is not _NONE and (type(value) is not str or value not in legal):
-                    break
-            else:
-                return
+        """:func:`_label_problems`, for a task the per-task check's quick test (required
+        labels present, the declared ones a legal string) did not clear."""
         assert self._labels is not None
         found = list(_label_problems(line, tid, meta, self._labels))
         if found:
@@ -935,9 +925,14 @@ def _parsed(raw: bytes, number: int) -> Any:
     return _UNPARSED if problems else value
 
 
+def _line_text(raw: bytes) -> str:
+    """A line's text, without its end of line, as error records take it."""
+    return raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
+
+
 def _shown_text(raw: bytes) -> str:
     """A line's text as an error record shows it."""
-    return _short(raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace"))
+    return _short(_line_text(raw))
 
 
 def _line_texts(dataset: Path, wanted: set[int]) -> dict[int, str]:
@@ -949,7 +944,7 @@ def _line_texts(dataset: Path, wanted: set[int]) -> dict[int, str]:
     with dataset.open("rb") as f:
         for number, raw in enumerate(read_lines(f), start=1):
             if number in wanted:
-                texts[number] = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "replace")
+                texts[number] = _line_text(raw)
             if number >= last:
                 break
     return texts
