@@ -245,7 +245,10 @@ def test_huge_litter_is_removed(tier: str, private_tmp: Path) -> None:
         "    os.close(fd)\n"
         "    fd = nxt\n"
     )
-    limits = Limits(cpu_seconds=20, wall_seconds=40.0, disk_bytes=512 * 1024 * 1024)
+    # Generous limits: outside the namespace tier's tmpfs this is kernel time on the
+    # host's file system, which was measured at 0.5-19 s for the same program on one
+    # machine (it grows with the dentry cache); what is tested is the clean-up.
+    limits = Limits(cpu_seconds=120, wall_seconds=240.0, disk_bytes=512 * 1024 * 1024)
     result = _box(tier, limits).run(SOLUTION + program, TEST)
     assert result.status == "pass", result
 
