@@ -79,6 +79,7 @@ MAX_DEPTH = 64
 _BIG = 9e18  # below 2**63: an orjson float this small was written as a float
 _COLONS = (":", "\uff1a")
 _MISSING: Any = object()
+_maybe_escaped_colon = re.compile(rb"\\u003").search
 
 
 def _orjson_loads() -> Callable[[bytes], Any] | None:
@@ -185,7 +186,9 @@ class FastPath:
         One search of the whole block for an escape that could spell a colon
         (``\\u003a``, rare: no JSON writer escapes a colon) spares one per line.
         """
-        escapes = b"\\u003" in block
+        # A regular expression finds it ~1.5x faster than `in`: CPython's substring
+        # search skips little with this needle, whose bytes are common ones.
+        escapes = _maybe_escaped_colon(block) is not None
         vouch_id = self.vouch_id if escapes else self._vouch_id_unescaped
         # Decoded JSON holds no reference cycles, so the collector has nothing to
         # find here; its passes, triggered by the allocations, cost ~20%.
@@ -333,8 +336,14 @@ def _typed_vouchers(
             shots = task.few_shot_examples
             if shots is unset:
                 shots = ()
-            text_colons = text.count(":")
-            if (shots or text.endswith(colons_end)) and maybe_embedded(text, shots, text_colons):
+            # Most prompts hold no colon: `in` (memchr) is several times faster than
+            # a count.
+            text_colons = text.count(":") if ":" in text else 0
+            # The cue test of _maybe_embedded, first done here: most prompts that end
+            # in a colon hold no other (a call saved per line).
+            if (
+                shots or (text.endswith(colons_end) and (text_colons > 1 or text[-1] != ":"))
+            ) and maybe_embedded(text, shots, text_colons):
                 pairs = [(ex.prompt, ex.completion) for ex in shots]
                 if embedded(text, pairs) is not None:
                     return None
@@ -343,7 +352,11 @@ def _typed_vouchers(
             # prompt is counted as a string; examples and metadata re-encoded (keys
             # and strings are written back, colons unescaped).
             keys_and_colons = n_required + text_colons + tid.count(":")
-            keys_and_colons += sep.join(task.targets).count(":")
+            answers = task.targets
+            if len(answers) == 1:
+                keys_and_colons += answers[0].count(":")
+            else:
+                keys_and_colons += sep.join(answers).count(":")
             if names_have_colons:
                 keys_and_colons += sep.join(
                     (task.category, task.metric_name, task.post_process)
@@ -402,7 +415,10 @@ def _maybe_embedded(prompt: str, examples: Any, colons: int) -> bool:
     Rule (b) needs the cue (the last token) earlier in the prompt too, so a
     prompt whose only ``:`` (``colons`` is ``prompt.count(":")``) is its last
     character has none; rule (a) needs every token of a rendered example in
-    the prompt, and the completion's last token is the cheapest one to rule out.
+    the prompt. The cheapest to find are the completion's last token and the
+    example prompt's first and last (a prefix or suffix of a token is in the
+    prompt too, so at most 64 characters of the example are split to find them);
+    tried in that order, they rule out most examples before all are split.
     """
     if prompt.endswith(_COLONS) and (colons > 1 or prompt[-1] != ":"):
         tail = prompt[-64:].rsplit(None, 1)  # the last token, without copying it all
@@ -411,10 +427,18 @@ def _maybe_embedded(prompt: str, examples: Any, colons: int) -> bool:
             return True
     for ex in examples:
         last = ex.completion.rsplit(None, 1)
-        if not last or last[-1] in prompt:
-            tokens = (ex.prompt + " " + ex.completion).split()
-            if tokens and all(tok in prompt for tok in tokens):
-                return True
+        if last and last[-1] not in prompt:
+            continue
+        text = ex.prompt
+        first = text[:64].split(None, 1)
+        if first and first[0] not in prompt:
+            continue
+        last = text[-64:].rsplit(None, 1)
+        if last and last[-1] not in prompt:
+            continue
+        tokens = (text + " " + ex.completion).split()
+        if tokens and all(tok in prompt for tok in tokens):
+            return True
     return False
 
 

@@ -346,6 +346,51 @@ def test_fast_path_vouches_for_plain_valid_tasks(
     assert assert_agree(fast, spec, raw)
 
 
+_token = st.text(st.characters(blacklist_categories=["Cs", "Zs", "Zl", "Zp", "Cc"]), min_size=1)
+_long_token = _token | st.builds(lambda t, n: t * n, _token, st.integers(30, 80))
+_space = st.text(st.sampled_from(" \n\t\r\u3000\u00a0\u2028"), min_size=1, max_size=3)
+
+
+def _spaced(draw: st.DrawFn, tokens: list[str], margin: int = 0) -> str:
+    """``tokens`` joined by random whitespace, up to ``margin`` more at either end."""
+    joined = "".join(tok + draw(_space) for tok in tokens).rstrip()
+    pad = st.text(st.sampled_from(" \n\t"), max_size=margin)
+    return draw(pad) + joined + draw(pad)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_prompt_holding_one_of_its_examples_is_never_vouched_for(
+    fast: FastPath, spec: SpecVersion, data: st.DataObject
+) -> None:
+    """Rule (a) with the fast path's example filter: long tokens, whitespace runs
+    inside and around the example (beyond the 64 characters the filter reads)."""
+    words = st.lists(_long_token, min_size=1, max_size=4)
+    shot_prompt, completion = data.draw(words), data.draw(words)
+    example = {
+        "prompt": _spaced(data.draw, shot_prompt, margin=80),
+        "completion": _spaced(data.draw, completion),
+    }
+    # The prompt holds the rendered example with other whitespace between its tokens.
+    held = _spaced(data.draw, shot_prompt + completion)
+    prompt = f"{data.draw(_token)} {held} {data.draw(_token)}"
+    task = {
+        "task_id": "t1",
+        "category": "summary",
+        "prompt": prompt,
+        "targets": ["x"],
+        "metric_name": spec.categories["summary"].metrics[0],
+        "post_process": spec.categories["summary"].post_processes[0],
+        "few_shot_examples": [{"prompt": "p", "completion": "c"}, example],
+    }
+    raw = json.dumps(task, ensure_ascii=data.draw(st.booleans())).encode() + b"\n"
+    verdict = line_verdict(1, raw, spec)
+    assert verdict is not None
+    assert "prompt_embedded_few_shot" in [e.rule for e in verdict.errors]
+    assert fast.vouch(raw) is None
+    assert fast.vouch_id(raw) is None
+
+
 @pytest.mark.parametrize("rule", sorted(BREAKERS))
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(data=st.data(), seed=st.integers(0, 2**16))
@@ -449,6 +494,22 @@ NASTY = [
     _VALID.replace(b"Pick: A or B?", b"Pick: A or B? "),
     _VALID.replace(b"Pick: A or B?", b"Q: x B\\n\\nPick:"),  # answered cue
     _VALID.replace(b"Pick: A or B?", b"Say Q: x B please"),  # contains the example
+    # The example filter looks at no more than 64 characters at either end of the
+    # example's prompt: tokens longer than that, whitespace beyond it, none at all.
+    _VALID.replace(b"Pick: A or B?", b"Say " + b"q" * 100 + b"\\n\\t x B ok").replace(
+        b'"Q: x"', b'"' + b"q" * 100 + b' x"'
+    ),
+    _VALID.replace(b"Pick: A or B?", b"Say Q:\\nx" + b"y" * 100 + b" B ok").replace(
+        b'"Q: x"', b'"Q: x' + b"y" * 100 + b'"'
+    ),
+    _VALID.replace(b"Pick: A or B?", b"Say Q: x B ok").replace(
+        b'"Q: x"', b'"Q: x' + b" " * 70 + b'"'
+    ),
+    _VALID.replace(b"Pick: A or B?", b"Say Q: x B ok").replace(
+        b'"Q: x"', b'"' + b" " * 70 + b'Q: x"'
+    ),
+    _VALID.replace(b'"Q: x"', b'"  \\n "'),  # a blank example prompt: "B" alone is in it
+    _VALID.replace(b'"Q: x", "completion": "B"', b'"ck: A", "completion": "or B?"'),
     _VALID.replace(b'"t1"', b'"t\\u00a01"'),  # a no-break space in the id
     _VALID.replace(b'"t1"', b'"t\\u20281"'),
     b"[" + _VALID + b"]",
