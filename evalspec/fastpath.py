@@ -378,15 +378,16 @@ def _typed_vouchers(
         return check
 
     id_unescaped, task_unescaped = checker(True), checker(False)
+    escaped = _maybe_escaped_colon
 
     def vouch_id(raw: bytes) -> Any:
-        return None if b"\\u003" in raw else id_unescaped(raw)
+        return None if escaped(raw) is not None else id_unescaped(raw)
 
     def vouch_struct(raw: bytes) -> Any:
-        return None if b"\\u003" in raw else task_unescaped(raw)
+        return None if escaped(raw) is not None else task_unescaped(raw)
 
     def vouch(raw: bytes) -> Any:
-        task = None if b"\\u003" in raw else task_unescaped(raw)
+        task = None if escaped(raw) is not None else task_unescaped(raw)
         if task is None:
             return None
         obj = {
