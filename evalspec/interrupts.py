@@ -17,6 +17,11 @@ The rules (README, "Limits and untrusted input"):
   whether problems were found (1) or an input could not be read (2). A run
   that found nothing wrong but could not deliver all of its output exits
   141, as a program killed by SIGPIPE does.
+- **Output that cannot be written** for any other reason (a full disk,
+  ``> /dev/full``, an I/O error) ends the run at once with exit code 2 and
+  one line ``evalspec: error: cannot write to standard output: REASON``
+  (on standard error, if that still works), never a traceback, and never
+  blamed on an input file: a verdict that cannot be delivered is not a verdict.
 
 This module is the command's entry point (``evalspec = evalspec.interrupts:run``)
 so the handlers are in place before the rest of evalspec is imported.
@@ -30,7 +35,7 @@ import os
 import signal
 import sys
 
-from evalspec.exitcodes import EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED
+from evalspec.exitcodes import EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED, EXIT_USAGE
 
 # Annotations only: importing typing costs every run milliseconds. Type checkers
 # treat any name TYPE_CHECKING as true.
@@ -54,6 +59,20 @@ class Terminated(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+class OutputFailed(BaseException):
+    """Standard output or standard error could not be written (other than a closed
+    pipe); unwinds to :func:`run`, which exits 2.
+
+    A BaseException, like :class:`Terminated`: the ``except OSError`` around an
+    input's reads must not take it for a failure to read that input.
+    """
+
+    def __init__(self, stream: str, reason: str) -> None:
+        super().__init__(stream, reason)
+        self.stream = stream
+        self.reason = reason
 
 
 def _exit_now(signum: int, frame: FrameType | None) -> None:
@@ -143,7 +162,7 @@ def children_end_with_the_command() -> Iterator[None]:
         for child in multiprocessing.active_children():
             with contextlib.suppress(Exception):
                 child.kill()
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception, OutputFailed):
             sys.stdout.flush()
         if signum == signal.SIGINT:
             with contextlib.suppress(OSError):
@@ -187,9 +206,10 @@ def _die_with_parent() -> None:
 class _OutputGuard:
     """A text stream that turns a closed pipe into "discard the rest" instead of an error."""
 
-    def __init__(self, stream: TextIO, fd: int) -> None:
+    def __init__(self, stream: TextIO, fd: int, name: str) -> None:
         self._stream = stream
         self._fd = fd
+        self._name = name
         self.closed_early = False
 
     def _closed(self) -> None:
@@ -214,12 +234,10 @@ class _OutputGuard:
         try:
             return call()
         except OSError as exc:
-            if exc.errno not in (errno.EPIPE, errno.EINVAL) and not isinstance(
-                exc, BrokenPipeError
-            ):
-                raise
             self._closed()
-            return default
+            if exc.errno in (errno.EPIPE, errno.EINVAL) or isinstance(exc, BrokenPipeError):
+                return default
+            raise OutputFailed(self._name, exc.strerror or str(exc)) from None
 
     def write(self, text: str) -> int:
         result: int = self._guarded(lambda: self._stream.write(text), len(text))
@@ -239,14 +257,14 @@ class _OutputGuard:
 def guard_output() -> tuple[_OutputGuard | None, _OutputGuard | None]:
     """Wrap ``sys.stdout`` and ``sys.stderr`` (when they are real files) in guards."""
     guards: list[_OutputGuard | None] = []
-    for name in ("stdout", "stderr"):
+    for name, shown in (("stdout", "standard output"), ("stderr", "standard error")):
         stream = getattr(sys, name)
         try:
             fd = stream.fileno()
         except (AttributeError, OSError, ValueError):
             guards.append(None)
             continue
-        guard = _OutputGuard(stream, fd)
+        guard = _OutputGuard(stream, fd, shown)
         setattr(sys, name, guard)
         guards.append(guard)
     return guards[0], guards[1]
@@ -274,10 +292,16 @@ def run() -> None:
         except BrokenPipeError:  # a write that bypassed the guard
             code = EXIT_OUTPUT_CLOSED
         code = final_code(code, out)
+    except OutputFailed as exc:
+        _harden()
+        code = EXIT_USAGE
+        with contextlib.suppress(OSError, OutputFailed):
+            print(f"evalspec: error: cannot write to {exc.stream}: {exc.reason}", file=sys.stderr)
+            sys.stderr.flush()
     except KeyboardInterrupt:
         _harden()
         code = EXIT_INTERRUPTED
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, OutputFailed):
             print("evalspec: interrupted", file=sys.stderr)
     except Terminated as exc:
         _harden()

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostile_helpers import signals_at_their_defaults
@@ -118,6 +119,47 @@ def test_the_shell_pipeline_reports_the_failure(broken: Path) -> None:
     script = f"{' '.join(COMMAND)} validate --format json {broken} | head -1 >/dev/null"
     done = subprocess.run(["bash", "-o", "pipefail", "-c", script], check=False, timeout=120)
     assert done.returncode == 1
+
+
+def _to_dev_full(args: list[str], stream: str = "stdout") -> subprocess.CompletedProcess[str]:
+    """Run the command with ``stream`` going to ``/dev/full`` (every write: ENOSPC)."""
+    with open("/dev/full", "w") as full:
+        kwargs: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+        if stream == "stdout":
+            kwargs["stdout"] = full
+        else:
+            kwargs["stderr"] = full
+            kwargs["stdout"] = subprocess.PIPE
+        return subprocess.run([*COMMAND, *args], check=False, timeout=120, text=True, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", str(FIXTURE)],  # written at the end
+        ["validate", "--format", "json", str(FIXTURE)],
+        ["validate", "--jobs", "1", "{broken}"],  # written while the file is read
+        ["validate", "--jobs", "2", "{broken}"],
+        ["render", "{clean}"],  # a clean run: not 0, not 141
+    ],
+)
+def test_output_that_cannot_be_written_exits_2_with_one_line(
+    args: list[str], broken: Path, clean: Path
+) -> None:
+    args = [a.format(broken=broken, clean=clean) for a in args]
+    done = _to_dev_full(args)
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr == "evalspec: error: cannot write to standard output: No space left on device\n"
+    )
+
+
+def test_an_error_channel_that_cannot_be_written_exits_2_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    done = _to_dev_full(["validate", str(tmp_path / "missing.jsonl")], stream="stderr")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stdout
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
