@@ -158,6 +158,10 @@ class Reference:
 # Whitespace of every kind, ASCII and beyond (str.isspace), to vary prompts with.
 SPACES = [" ", "  ", "\n", "\t", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\xa0", "\u3000", "\u2028"]
 WORDS = ["Question:", "17", "+", "24", "Answer:", "答案\uff1a", "Ответ", "😀", "A.", "(B)", "x"]
+# Words whose UTF-8 is made only of bytes that also occur in whitespace characters'
+# (U+3001, U+2080, U+00A8): the sketch key drops them whole, so texts that differ by
+# them alone share a sketch and must be told apart exactly; and a NUL.
+WORDS += ["\u3001", "\u2080", "x\u00a8", "\x00"]
 _VALID_LINE = (
     '{"task_id": "t1", "category": "arithmetic", "prompt": "1 + 1 =", "targets": ["2"], '
     '"metric_name": "exact_match", "post_process": "none", "metadata": {"source": "web"}}'
@@ -178,6 +182,13 @@ def _respace(rng: random.Random, text: str) -> str:
     words = text.split()
     lead = rng.choice(["", "", " ", "\n", "\u3000"])
     return lead + "".join(w + rng.choice(SPACES) for w in words).rstrip() or text
+
+
+def _rebreak(rng: random.Random, text: str) -> str:
+    """The same non-whitespace characters, broken into words elsewhere (the same
+    sketch key, another collapsed text, unless no break moved)."""
+    chars = [c for c in text if not c.isspace()]
+    return "".join(c + (rng.choice(SPACES) if rng.random() < 0.3 else "") for c in chars) or text
 
 
 def _task(
@@ -229,7 +240,14 @@ def _task(
                  "completion": e["completion"]}
                 for e in other["few_shot_examples"]
             ]  # fmt: skip
-    elif seen and r < 0.3 and lettered:  # a lettered task without its option
+    elif seen and r < 0.32:  # the same characters, other word breaks, or a dropped word
+        other = rng.choice(seen)
+        task["prompt"] = rng.choice(
+            [_rebreak(rng, other["prompt"]), other["prompt"] + rng.choice(["\u3001", "\u2080"])]
+        )
+        task["category"] = other["category"]
+        task["targets"] = list(other["targets"])
+    elif seen and r < 0.37 and lettered:  # a lettered task without its option
         task["category"] = lettered[0]
         task["prompt"] = "Pick one:\nA. x\nB. y"
         task["targets"] = [rng.choice(["C", "D", "A"])]
@@ -240,6 +258,7 @@ def _task(
                 [
                     _text(rng, rng.randint(0, 4)),
                     _respace(rng, rng.choice(seen)["prompt"]) if seen else "x",
+                    _rebreak(rng, rng.choice(seen)["prompt"]) if seen else "x",
                     "",
                     " \n ",
                 ]
@@ -332,6 +351,69 @@ def test_the_checks_on_the_fast_paths_structs_find_what_the_reference_finds(
             ref.add(i, TaskSpec.from_dict(task))
         assert ours.findings() == ref.findings(), tasks
     assert vouched > 1000
+
+
+def test_the_task_lists_hold_sketch_keys_the_exact_check_rejects(registry: Registry) -> None:
+    """Texts that share a sketch key but not their collapsed form (other word breaks, a
+    character the sketch drops whole), and ids that fold alike being the same id: the
+    candidates the recalled, exact check must turn down, or the tests above would not
+    show that it does."""
+    repeated = leaked = collided = 0
+    found: dict[str, int] = {}
+    for tasks in _task_lists(registry):
+        ours = SemanticChecks(registry, None)
+        for i, task in enumerate(tasks, start=1):
+            ours.add(i, task)
+        for e in ours.findings():
+            found[e.rule] = found.get(e.rule, 0) + 1
+        repeated += sum(map(len, ours._rendered_more.values()))
+        leaked += len(list(ours._leak_candidates()))
+        collided += len(ours._collisions)
+    assert repeated > found["conflicting_targets"] + found["duplicate_prompt"] > 0
+    assert leaked > found["few_shot_leak"] > 0
+    assert collided > found["id_collision"] > 0
+
+
+def test_the_sketch_key_drops_exactly_the_bytes_of_whitespace() -> None:
+    every = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    assert bytes(sorted({b for c in every for b in c.encode()})) == lintmod._WHITESPACE_BYTES
+
+
+_any_char = st.characters(exclude_categories=())  # lone surrogates too
+_any_space = st.sampled_from([*SPACES, "\x85", "\u1680", "\u2000", "\u200a", "\u202f", "\u205f"])
+
+
+@given(st.lists(st.text(_any_char, min_size=1), max_size=8), st.data())
+@settings(max_examples=300)
+def test_texts_that_collapse_alike_share_their_sketch_key(words: list[str], data: Any) -> None:
+    """Any words (surrogates, NUL, bytes of whitespace characters inside other
+    characters), any whitespace between and around them."""
+    words = [w for word in words for w in word.split()]
+    a = " ".join(words)
+    b = "".join(data.draw(_any_space) + w for w in words) + data.draw(_any_space)
+    assert lintmod._collapsed(a) == lintmod._collapsed(b)
+    assert lintmod._sketch(a) == lintmod._sketch(b)
+
+
+def test_a_recalled_line_that_fails_is_not_decided_on_and_is_reported(
+    layout: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lint reads the candidates' lines again; when it cannot, it reports the file
+    as unreadable (exit 2) rather than a finding it could not decide."""
+    tasks = [json.loads(_VALID_LINE), {**json.loads(_VALID_LINE), "task_id": "t2"}]
+    dataset = layout / "datasets" / "example.jsonl"
+    dataset.write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+    problems, _ = _lint_problems(layout, dataset)
+    assert [p[1] for p in problems] == ["duplicate_prompt"]
+
+    def unreadable(*args: Any) -> Iterator[tuple[int, Any]]:
+        raise PermissionError(13, "Permission denied")
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(lintmod, "_recall", unreadable)
+    report = lint_layout(Layout(layout), check_git=False)
+    assert report.io_errors == [f"cannot read {report.datasets[0].path}: Permission denied"]
+    assert not any(p.error.rule == "duplicate_prompt" for p in report.problems())
 
 
 def test_the_checks_are_freed_without_the_cycle_collector(registry: Registry) -> None:
