@@ -366,7 +366,7 @@ def test_the_task_lists_hold_sketch_keys_the_exact_check_rejects(registry: Regis
             ours.add(i, task)
         for e in ours.findings():
             found[e.rule] = found.get(e.rule, 0) + 1
-        repeated += sum(map(len, ours._rendered_more.values()))
+        repeated += sum(map(len, ours._more.values()))
         leaked += len(list(ours._leak_candidates()))
         collided += len(ours._collisions)
     assert repeated > found["conflicting_targets"] + found["duplicate_prompt"] > 0

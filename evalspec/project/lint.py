@@ -272,9 +272,15 @@ _NONE: Any = object()
 _WHITESPACE_BYTES = bytes.fromhex("090a0b0c0d1c1d1e1f20808182838485868788898a9a9fa0a8a9afc2e1e2e3")
 
 
+_KEY_MASK = (1 << 60) - 1
+"""Sketches cut to 60 bits: an int below 2**60 takes 32 bytes, a wider one 36 (40 as
+allocated); a rare extra candidate costs only a recalled line."""
+
+
 def _sketch(text: str) -> int:
     """A cheap key that two texts which collapse alike (:func:`_collapsed`) share:
-    ``hash`` of the text's UTF-8 without any byte of :data:`_WHITESPACE_BYTES`.
+    ``hash`` of the text's UTF-8 without any byte of :data:`_WHITESPACE_BYTES`
+    (60 bits of it).
 
     Deleting those bytes removes every whitespace character whole and leaves each
     word as the same bytes wherever it stands, so the result depends on the words
@@ -282,7 +288,8 @@ def _sketch(text: str) -> int:
     bytes of other characters deleted, ``hash`` collisions): an equal sketch is a
     candidate, which :meth:`SemanticChecks.findings` decides on the exact form.
     """
-    return hash(text.encode("utf-8", "surrogatepass").translate(None, _WHITESPACE_BYTES))
+    flat = text.encode("utf-8", "surrogatepass").translate(None, _WHITESPACE_BYTES)
+    return hash(flat) & _KEY_MASK
 
 
 def _digest(flat: bytes) -> bytes:
@@ -396,14 +403,11 @@ class SemanticChecks:
         self._label_out: list[ErrorRecord] = []
         self._option_out: list[ErrorRecord] = []
         self._character_out: list[ErrorRecord] = []
-        # Sketch of the rendered prompt -> the first task's line, and the later lines
-        # that had the same sketch (candidates for a repeated prompt).
-        self._rendered: dict[int, int] = {}
-        self._rendered_more: dict[int, list[int]] = {}
-        # Sketch of the prompt -> the first task's line, and the later lines (each
-        # may be the first of its exact prompt, which a leak names).
-        self._prompts: dict[int, int] = {}
-        self._prompts_more: dict[int, list[int]] = {}
+        # Sketch of a prompt or of a rendered prompt -> the first task's line that had
+        # it, and the later lines that had it too (one table: a task without few-shot
+        # examples, the common one, is its rendered prompt, so it adds one key).
+        self._firsts: dict[int, int] = {}
+        self._more: dict[int, list[int]] = {}
         # Each few-shot example, in order: its prompt's sketch, its line and index
         # (arrays: 17 bytes an example, no object).
         self._example_keys = array("q")
@@ -436,8 +440,7 @@ class SemanticChecks:
         example_key = self._example_keys.append
         example_line = self._example_lines.append
         example_index = self._example_index.append
-        prompts, prompts_more = self._prompts, self._prompts_more
-        rendered, rendered_more = self._rendered, self._rendered_more
+        firsts, more, mask = self._firsts, self._more, _KEY_MASK
         ids, collisions = self._ids, self._collisions
         lettered, searches = self._lettered, self._option_searches
         option_out, character_out = self._option_out, self._character_out
@@ -464,7 +467,7 @@ class SemanticChecks:
                             break
             # _sketch, inline: whitespace bytes deleted, one C pass, no string per word
             flat = prompt.encode("utf-8", "surrogatepass").translate(None, spaces)
-            key = hash(flat)
+            key = hash(flat) & mask
             shots = task.few_shot_examples
             if shots:  # msgspec.UNSET is false
                 # Deleting whitespace distributes over the rendering's join: the
@@ -472,7 +475,7 @@ class SemanticChecks:
                 parts: list[bytes] = []
                 for i, ex in enumerate(shots):
                     part = ex.prompt.encode("utf-8", "surrogatepass").translate(None, spaces)
-                    example_key(hash(part))
+                    example_key(hash(part) & mask)
                     example_line(line)
                     example_index(i)
                     parts.append(part)
@@ -480,15 +483,15 @@ class SemanticChecks:
                         ex.completion.encode("utf-8", "surrogatepass").translate(None, spaces)
                     )
                 parts.append(flat)
-                whole = hash(b"".join(parts))
-            else:
-                whole = key  # rendered, the task is its prompt
-            first = rendered.setdefault(whole, line)
+                whole = hash(b"".join(parts)) & mask
+                if whole != key:
+                    first = firsts.setdefault(whole, line)
+                    if first != line:
+                        more.setdefault(whole, []).append(line)
+            # else rendered, the task is its prompt
+            first = firsts.setdefault(key, line)
             if first != line:
-                rendered_more.setdefault(whole, []).append(line)
-            first = prompts.setdefault(key, line)
-            if first != line:
-                prompts_more.setdefault(key, []).append(line)
+                more.setdefault(key, []).append(line)
             if task.category in lettered and len(targets) == 1:
                 search = searches.get(targets[0])
                 if search is None or search(prompt) is None:
@@ -523,26 +526,27 @@ class SemanticChecks:
     def _leak_candidates(self) -> Iterator[tuple[int, int, int]]:
         """``(line, index, sketch)`` of each few-shot example whose prompt's sketch is
         a prompt's, in order."""
-        prompts = self._prompts
+        prompts = self._firsts
         lines, index = self._example_lines, self._example_index
         for at, key in enumerate(self._example_keys):
             if key in prompts:
                 yield lines[at], index[at], key
 
-    def _prompt_group(self, key: int) -> Iterator[int]:
-        """The lines of the prompts with sketch ``key``, in order."""
-        yield self._prompts[key]
-        yield from self._prompts_more.get(key, ())
+    def _group(self, key: int) -> Iterator[int]:
+        """The lines of the tasks whose prompt or rendered prompt has sketch ``key``, in
+        order (every task whose prompt has it among them)."""
+        yield self._firsts[key]
+        yield from self._more.get(key, ())
 
     def _wanted(self, leaks: list[tuple[int, int, int]]) -> set[int]:
         """The lines the cross-task checks must see exactly."""
         wanted: set[int] = set()
-        for whole, more in self._rendered_more.items():
-            wanted.add(self._rendered[whole])
+        for key, more in self._more.items():
+            wanted.add(self._firsts[key])
             wanted.update(more)
         wanted.update(line for line, _, _ in leaks)
         for key in {key for _, _, key in leaks}:
-            wanted.update(self._prompt_group(key))
+            wanted.update(self._group(key))
         wanted.update(first for _, _, first in self._collisions)
         return wanted
 
@@ -572,34 +576,35 @@ class SemanticChecks:
 
     def _repeated_prompts(self, exact: Mapping[int, _Exact]) -> Iterator[ErrorRecord]:
         """The same rendered prompt twice: conflicting targets, or the same sample
-        scored twice (each later task against the first with its exact prompt)."""
-        for whole, more in self._rendered_more.items():
-            firsts: dict[bytes, tuple[int, _Exact]] = {}
-            for line in (self._rendered[whole], *more):
-                task = exact.get(line)
-                if task is None:
-                    continue  # not recalled: the file changed or could not be read
-                line0, first = firsts.setdefault(task.rendered, (line, task))
-                if line0 == line:
-                    continue
-                if sorted(first.targets) != sorted(task.targets):
-                    yield _rec(
-                        line,
-                        "conflicting_targets",
-                        "targets",
-                        f"the same prompt as {first.task_id!r} (line {line0}) has different "
-                        f"targets: {list(first.targets)} there, {list(task.targets)} here",
-                        task.task_id,
-                    )
-                else:
-                    yield _rec(
-                        line,
-                        "duplicate_prompt",
-                        "prompt",
-                        f"the same prompt and targets as {first.task_id!r} (line {line0}); "
-                        "the sample would be scored twice",
-                        task.task_id,
-                    )
+        scored twice (each later task against the first with its exact prompt).
+
+        Every task whose rendered prompt another task shares is among the recalled
+        ones (the sketches of both met), so going through those in line order finds
+        what going through all tasks finds.
+        """
+        firsts: dict[bytes, tuple[int, _Exact]] = {}
+        for line, task in sorted(exact.items()):
+            line0, first = firsts.setdefault(task.rendered, (line, task))
+            if line0 == line:
+                continue
+            if sorted(first.targets) != sorted(task.targets):
+                yield _rec(
+                    line,
+                    "conflicting_targets",
+                    "targets",
+                    f"the same prompt as {first.task_id!r} (line {line0}) has different "
+                    f"targets: {list(first.targets)} there, {list(task.targets)} here",
+                    task.task_id,
+                )
+            else:
+                yield _rec(
+                    line,
+                    "duplicate_prompt",
+                    "prompt",
+                    f"the same prompt and targets as {first.task_id!r} (line {line0}); "
+                    "the sample would be scored twice",
+                    task.task_id,
+                )
 
     def _leaks(
         self, leaks: list[tuple[int, int, int]], exact: Mapping[int, _Exact]
@@ -611,7 +616,7 @@ class SemanticChecks:
             if task is None:
                 continue
             wanted = task.examples[i]
-            for line0 in self._prompt_group(key):
+            for line0 in self._group(key):
                 hit = exact.get(line0)
                 if hit is not None and hit.prompt == wanted:
                     where = (
