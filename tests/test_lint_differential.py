@@ -209,6 +209,8 @@ def _task(
             f"t{j}\u200b",
             f"ß{j}",
             f"SS{j}",
+            f"ss{j}",
+            f"\u1e9e{j}",
         ]
     )
     if cat.single_target_from:

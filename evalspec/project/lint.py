@@ -292,6 +292,11 @@ def _sketch(text: str) -> int:
     return hash(flat) & _KEY_MASK
 
 
+def _fold(task_id: str) -> str:
+    """The id NFKC-normalised and case-folded (ids equal so collide)."""
+    return unicodedata.normalize("NFKC", task_id).casefold()
+
+
 def _digest(flat: bytes) -> bytes:
     return hashlib.blake2b(flat, digest_size=16).digest()
 
@@ -377,10 +382,21 @@ class SemanticChecks:
     come in line order, one per line. With ``keep_tasks`` (the default) the checker
     keeps each task to recall it itself; lint reads the lines again instead
     (``findings(recall)``), so that its tables hold a few numbers per task.
+
+    ``seen`` is the caller's table of each task id's first line, if it keeps one
+    (lint's reader does, to find repeated ids): it must hold a task's id before
+    the task is added. The id collision check looks ids that are their own folded
+    form up there instead of keeping them twice; without it the checker keeps
+    such a table itself.
     """
 
     def __init__(
-        self, registry: Registry, labels: Labels | None, *, keep_tasks: bool = True
+        self,
+        registry: Registry,
+        labels: Labels | None,
+        *,
+        keep_tasks: bool = True,
+        seen: dict[str, int] | None = None,
     ) -> None:
         self._labels = labels
         self._required: tuple[str, ...] = ()
@@ -413,9 +429,13 @@ class SemanticChecks:
         self._example_keys = array("q")
         self._example_lines = array("q")
         self._example_index = array("B")  # fewer than 256 examples: MAX_FEW_SHOT is 8
-        # NFKC-normalised, case-folded id -> the first task's line; (line, id, the
-        # first line) of each later task with the same folded id.
-        self._ids: dict[str, int] = {}
+        # Id -> its first line; an id that is its own NFKC-normalised, case-folded
+        # form (the common one) is the key of its folded form there. Folded id ->
+        # the first line of an id that is not its own folded form. (line, id, the
+        # first line with the same folded id) of each later task.
+        self.seen: dict[str, int] = {} if seen is None else seen
+        self._insert_seen = seen is None
+        self._folds: dict[str, int] = {}
         self._collisions: list[tuple[int, str, int]] = []
         self.add_struct: Callable[[int, Any], None] = self._adder()
         """Check one valid task given as :attr:`evalspec.fastpath.FastPath.vouch_struct`
@@ -441,7 +461,8 @@ class SemanticChecks:
         example_line = self._example_lines.append
         example_index = self._example_index.append
         firsts, more, mask = self._firsts, self._more, _KEY_MASK
-        ids, collisions = self._ids, self._collisions
+        seen, folds, collisions = self.seen, self._folds, self._collisions
+        insert_seen, fold = self._insert_seen, _fold
         lettered, searches = self._lettered, self._option_searches
         option_out, character_out = self._option_out, self._character_out
         normalize, flag = unicodedata.normalize, self.flagged.append
@@ -501,11 +522,20 @@ class SemanticChecks:
                         flag(line)
             # NFKC leaves ASCII as it is, and case folds it as lower() does
             folded = tid.lower() if tid.isascii() else normalize("NFKC", tid).casefold()
-            if folded == tid:
-                folded = tid  # the id itself, which the reader's id table keeps anyway
-            first = ids.setdefault(folded, line)
-            if first != line:
-                collisions.append((line, tid, first))
+            if insert_seen:
+                seen.setdefault(tid, line)
+            if folded == tid:  # in seen: an earlier id folded alike is in folds
+                hit = folds.get(tid)
+            else:
+                hit = folds.setdefault(folded, line)
+                if hit == line:
+                    hit = None
+                # the first id that is this folded form, if it is its own folded form
+                own = seen.get(folded)
+                if own is not None and (hit is None or own < hit) and fold(folded) == folded:
+                    hit = own
+            if hit is not None:
+                collisions.append((line, tid, hit))
             if not tid.isprintable():
                 rec = _id_character_problem(line, tid)
                 if rec is not None:
@@ -746,7 +776,7 @@ class Linter:
             )
             return result
         registry = self._registry(card, result)
-        checks = SemanticChecks(registry, self.labels, keep_tasks=False)
+        checks = SemanticChecks(registry, self.labels, keep_tasks=False, seen={})
         try:
             hashed = _read_dataset(dataset, registry, result, checks)
         except OSError as exc:
@@ -978,7 +1008,7 @@ def _read_dataset(
     records = hashlib.sha256()
     update = records.update
     complete = True
-    first_seen: dict[str, int] = {}
+    first_seen = checks.seen  # shared: the checker's collision check looks ids up there
     problems = result.problems
     shown = result.path
     total = 0
