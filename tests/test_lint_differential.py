@@ -498,6 +498,8 @@ def test_the_letter_search_finds_exactly_the_offered_options(lines: list[str], s
     for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
         found = lintmod._option_search(letter)(prompt) is not None
         assert found == (letter in offered), (prompt, letter)
+        if f"\n{letter}. " in prompt:  # the per-task check's quick test
+            assert found, (prompt, letter)
 
 
 # -- the content hash ----------------------------------------------------------------------

@@ -514,8 +514,10 @@ class SemanticChecks:
             if first != line:
                 more.setdefault(key, []).append(line)
             if task.category in lettered and len(targets) == 1:
-                search = searches.get(targets[0])
-                if search is None or search(prompt) is None:
+                letter = targets[0]
+                search = searches.get(letter)
+                # "\nA. " is an option line the search would find, and the usual one
+                if search is None or (f"\n{letter}. " not in prompt and search(prompt) is None):
                     rec = _option_problem(line, tid, prompt, targets)
                     if rec is not None:
                         option_out.append(rec)
