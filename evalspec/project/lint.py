@@ -1029,9 +1029,8 @@ def _read_dataset(
                         update(canonical_task(obj))
                         update(b"\n")
                     tid = task_id(obj)
-                    first = first_seen.get(tid)
-                    if first is None:
-                        first_seen[tid] = number
+                    first = first_seen.setdefault(tid, number)  # one probe of a big table
+                    if first == number:
                         add(number, obj)
                         if flagged and flagged[-1] == number:
                             shown_texts[number] = _shown_text(raw)
