@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import re
 import struct
 import sys
 import unicodedata
@@ -490,11 +491,24 @@ _option_line = st.sampled_from(
 )
 
 
-@given(st.lists(_option_line, max_size=6), st.sampled_from(["\n", "\r\n", " ", "\n\n"]))
+# offered_options as first written: one MULTILINE pattern.
+_REFERENCE_OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
+
+
+@given(
+    st.lists(_option_line, max_size=6),
+    st.sampled_from(["\n", "\r\n", " ", "\n\n", "\u2028", "\n \t"]),
+    st.sampled_from(["", "\n", " ", "\r", "\u3000"]),
+)
 @settings(max_examples=500)
-def test_the_letter_search_finds_exactly_the_offered_options(lines: list[str], sep: str) -> None:
-    prompt = sep.join(lines)
+def test_the_letter_search_finds_exactly_the_offered_options(
+    lines: list[str], sep: str, end: str
+) -> None:
+    prompt = sep.join(lines) + end
     offered = offered_options(prompt)
+    assert offered == [
+        (m.group(1) or m.group(2)).upper() for m in _REFERENCE_OPTION.finditer(prompt)
+    ]
     for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
         found = lintmod._option_search(letter)(prompt) is not None
         assert found == (letter in offered), (prompt, letter)

@@ -46,7 +46,13 @@ from evalspec.validate import (
     read_lines,
 )
 
-_OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
+# An option letter at a line start: "A.", "B)" or "(C)" after spaces or tabs, then
+# whitespace or the end. Not one MULTILINE pattern starting with "^": the regex engine
+# tries that at every position; one that starts with the line break it skips to, as a
+# literal, in half the time (the start of the text is tried on its own).
+_OPTION_BODY = r"[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|\Z)"
+_OPTION_AT_START = re.compile(_OPTION_BODY).match
+_OPTION_AFTER_BREAK = re.compile("\n" + _OPTION_BODY).finditer
 
 
 @attrs.frozen
@@ -194,20 +200,25 @@ def _collapsed(text: str) -> bytes:
 
 def offered_options(prompt: str) -> list[str]:
     """Option letters at line starts: ``A.``, ``B)``, ``(C)``, in order of appearance."""
-    return [(m.group(1) or m.group(2)).upper() for m in _OPTION.finditer(prompt)]
+    first = _OPTION_AT_START(prompt)
+    found = [] if first is None else [first]
+    found.extend(_OPTION_AFTER_BREAK(prompt))
+    return [(m.group(1) or m.group(2)).upper() for m in found]
 
 
 def _option_search(letter: str) -> Callable[[str], Any]:
     """``search(prompt)``: a match when ``letter`` (one of ``A``-``Z``) is in
     :func:`offered_options` of the prompt, else ``None``.
 
-    :data:`_OPTION` with the letter fixed: at each line start at most one option
+    :data:`_OPTION_BODY` with the letter fixed: at each line start at most one option
     can match (one starts with ``(``, the other with the letter, after the same
-    indentation), and a match never crosses a line, so ``finditer`` finds an option
-    at every line start that has one; this finds the first with the letter.
+    indentation), and a match never crosses a line, so :func:`offered_options` finds
+    an option at every line start that has one; this finds one with the letter.
     """
     both = f"[{letter}{letter.lower()}]"
-    return re.compile(rf"^[ \t]*(?:\({both}\)|{both}[.)])(?=\s|$)", re.MULTILINE).search
+    body = rf"[ \t]*(?:\({both}\)|{both}[.)])(?=\s|\Z)"
+    at_start, after_break = re.compile(body).match, re.compile("\n" + body).search
+    return lambda prompt: at_start(prompt) or after_break(prompt)
 
 
 def _option_problem(
@@ -1049,9 +1060,8 @@ def _read_dataset(
                     update(b"\n")
                 task = verdict.task
                 if task is not None:
-                    first = first_seen.get(task.task_id)
-                    if first is None:
-                        first_seen[task.task_id] = number
+                    first = first_seen.setdefault(task.task_id, number)
+                    if first == number:
                         checks.add(number, task.to_dict())
                         if flagged and flagged[-1] == number:
                             shown_texts[number] = _shown_text(raw)
