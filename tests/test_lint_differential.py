@@ -545,6 +545,18 @@ def test_the_vouched_canonical_form_is_canonical_on_floats() -> None:
             assert fast(record) == canonical(record)
 
 
+def test_exponent_floats_are_found_at_any_depth() -> None:
+    """The walk recurses per container; past the interpreter's stack, with a list."""
+    for inner, expected in ((1e-9, True), (0.5, False), (2.0**60, True), (float("nan"), True)):
+        deep: Any = inner
+        for i in range(5000):
+            deep = [deep] if i % 2 else {"k": deep, "s": "1e-9"}
+        assert contenthash._exponent_float(deep) is expected
+        assert contenthash._exponent_float_walked(deep) is expected
+        shallow = {"a": [1, {"b": [inner]}], "c": "x"}
+        assert contenthash._exponent_float(shallow) is expected
+
+
 def test_the_vouched_canonical_form_is_canonical_on_generated_tasks(registry: Registry) -> None:
     fast, vouch = canonical_of_vouched(), FastPath(registry.spec).vouch
     vouched = 0
