@@ -356,6 +356,27 @@ def test_the_checks_on_the_fast_paths_structs_find_what_the_reference_finds(
     assert vouched > 1000
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["ss1", "SS1", "ss1"],
+        ["SS1", "ss1", "SS1", "ß1"],
+        ["ß1", "ss1", "ß1", "SS1", "ss1"],
+        ["t1", "T1", "\uff541", "t1", "T1"],
+    ],
+)
+def test_ids_given_twice_collide_as_the_reference_says(registry: Registry, ids: list[str]) -> None:
+    """Through ``add`` an id may come twice (lint's reader never passes a repeat on):
+    the first task of a folded id decides, and an id is no collision with itself."""
+    ours, ref = SemanticChecks(registry, None), Reference(registry, None)
+    for i, tid in enumerate(ids, start=1):
+        task = {**json.loads(_VALID_LINE), "task_id": tid, "prompt": f"p{i}"}
+        ours.add(i, task)
+        ref.add(i, TaskSpec.from_dict(task))
+    assert ours.findings() == ref.findings()
+    assert any(e.rule == "id_collision" for e in ref.findings())
+
+
 def test_the_task_lists_hold_sketch_keys_the_exact_check_rejects(registry: Registry) -> None:
     """Texts that share a sketch key but not their collapsed form (other word breaks, a
     character the sketch drops whole), and ids that fold alike being the same id: the

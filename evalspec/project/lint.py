@@ -539,6 +539,8 @@ class SemanticChecks:
                 seen.setdefault(tid, line)
             if folded == tid:  # in seen: an earlier id folded alike is in folds
                 hit = folds.get(tid)
+                if hit is not None and seen[tid] < hit:
+                    hit = None  # this very id came first (given twice: not a collision)
             else:
                 hit = folds.setdefault(folded, line)
                 if hit == line:
