@@ -512,6 +512,14 @@ _option_line = st.sampled_from(
 )
 
 
+def test_the_letter_searches_are_compiled_for_single_capitals_only() -> None:
+    searches = lintmod._OptionSearches()
+    assert searches["C"]("Pick:\n(c) x") is not None and searches["C"]("C) x") is not None
+    assert searches["C"]("Pick: C. x") is None
+    assert searches["AB"] is None and searches["a"] is None and searches["É"] is None
+    assert sorted(searches) == ["AB", "C", "a", "É"]
+
+
 # offered_options as first written: one MULTILINE pattern.
 _REFERENCE_OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
 
