@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import re
 import struct
 import sys
 import unicodedata
@@ -158,6 +159,10 @@ class Reference:
 # Whitespace of every kind, ASCII and beyond (str.isspace), to vary prompts with.
 SPACES = [" ", "  ", "\n", "\t", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\xa0", "\u3000", "\u2028"]
 WORDS = ["Question:", "17", "+", "24", "Answer:", "答案\uff1a", "Ответ", "😀", "A.", "(B)", "x"]
+# Words whose UTF-8 is made only of bytes that also occur in whitespace characters'
+# (U+3001, U+2080, U+00A8): the sketch key drops them whole, so texts that differ by
+# them alone share a sketch and must be told apart exactly; and a NUL.
+WORDS += ["\u3001", "\u2080", "x\u00a8", "\x00"]
 _VALID_LINE = (
     '{"task_id": "t1", "category": "arithmetic", "prompt": "1 + 1 =", "targets": ["2"], '
     '"metric_name": "exact_match", "post_process": "none", "metadata": {"source": "web"}}'
@@ -180,6 +185,13 @@ def _respace(rng: random.Random, text: str) -> str:
     return lead + "".join(w + rng.choice(SPACES) for w in words).rstrip() or text
 
 
+def _rebreak(rng: random.Random, text: str) -> str:
+    """The same non-whitespace characters, broken into words elsewhere (the same
+    sketch key, another collapsed text, unless no break moved)."""
+    chars = [c for c in text if not c.isspace()]
+    return "".join(c + (rng.choice(SPACES) if rng.random() < 0.3 else "") for c in chars) or text
+
+
 def _task(
     rng: random.Random, registry: Registry, i: int, seen: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -198,6 +210,8 @@ def _task(
             f"t{j}\u200b",
             f"ß{j}",
             f"SS{j}",
+            f"ss{j}",
+            f"\u1e9e{j}",
         ]
     )
     if cat.single_target_from:
@@ -229,7 +243,14 @@ def _task(
                  "completion": e["completion"]}
                 for e in other["few_shot_examples"]
             ]  # fmt: skip
-    elif seen and r < 0.3 and lettered:  # a lettered task without its option
+    elif seen and r < 0.32:  # the same characters, other word breaks, or a dropped word
+        other = rng.choice(seen)
+        task["prompt"] = rng.choice(
+            [_rebreak(rng, other["prompt"]), other["prompt"] + rng.choice(["\u3001", "\u2080"])]
+        )
+        task["category"] = other["category"]
+        task["targets"] = list(other["targets"])
+    elif seen and r < 0.37 and lettered:  # a lettered task without its option
         task["category"] = lettered[0]
         task["prompt"] = "Pick one:\nA. x\nB. y"
         task["targets"] = [rng.choice(["C", "D", "A"])]
@@ -240,6 +261,7 @@ def _task(
                 [
                     _text(rng, rng.randint(0, 4)),
                     _respace(rng, rng.choice(seen)["prompt"]) if seen else "x",
+                    _rebreak(rng, rng.choice(seen)["prompt"]) if seen else "x",
                     "",
                     " \n ",
                 ]
@@ -334,6 +356,90 @@ def test_the_checks_on_the_fast_paths_structs_find_what_the_reference_finds(
     assert vouched > 1000
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["ss1", "SS1", "ss1"],
+        ["SS1", "ss1", "SS1", "ß1"],
+        ["ß1", "ss1", "ß1", "SS1", "ss1"],
+        ["t1", "T1", "\uff541", "t1", "T1"],
+    ],
+)
+def test_ids_given_twice_collide_as_the_reference_says(registry: Registry, ids: list[str]) -> None:
+    """Through ``add`` an id may come twice (lint's reader never passes a repeat on):
+    the first task of a folded id decides, and an id is no collision with itself."""
+    ours, ref = SemanticChecks(registry, None), Reference(registry, None)
+    for i, tid in enumerate(ids, start=1):
+        task = {**json.loads(_VALID_LINE), "task_id": tid, "prompt": f"p{i}"}
+        ours.add(i, task)
+        ref.add(i, TaskSpec.from_dict(task))
+    assert ours.findings() == ref.findings()
+    assert any(e.rule == "id_collision" for e in ref.findings())
+
+
+def test_the_task_lists_hold_sketch_keys_the_exact_check_rejects(registry: Registry) -> None:
+    """Texts that share a sketch key but not their collapsed form (other word breaks, a
+    character the sketch drops whole), and ids that fold alike being the same id: the
+    candidates the recalled, exact check must turn down, or the tests above would not
+    show that it does."""
+    repeated = leaked = collided = 0
+    found: dict[str, int] = {}
+    for tasks in _task_lists(registry):
+        ours = SemanticChecks(registry, None)
+        for i, task in enumerate(tasks, start=1):
+            ours.add(i, task)
+        for e in ours.findings():
+            found[e.rule] = found.get(e.rule, 0) + 1
+        repeated += sum(map(len, ours._more.values()))
+        leaked += len(list(ours._leak_candidates()))
+        collided += len(ours._collisions)
+    assert repeated > found["conflicting_targets"] + found["duplicate_prompt"] > 0
+    assert leaked > found["few_shot_leak"] > 0
+    assert collided > found["id_collision"] > 0
+
+
+def test_the_sketch_key_drops_exactly_the_bytes_of_whitespace() -> None:
+    every = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    assert bytes(sorted({b for c in every for b in c.encode()})) == lintmod._WHITESPACE_BYTES
+
+
+_any_char = st.characters(exclude_categories=())  # lone surrogates too
+_any_space = st.sampled_from([*SPACES, "\x85", "\u1680", "\u2000", "\u200a", "\u202f", "\u205f"])
+
+
+@given(st.lists(st.text(_any_char, min_size=1), max_size=8), st.data())
+@settings(max_examples=300)
+def test_texts_that_collapse_alike_share_their_sketch_key(words: list[str], data: Any) -> None:
+    """Any words (surrogates, NUL, bytes of whitespace characters inside other
+    characters), any whitespace between and around them."""
+    words = [w for word in words for w in word.split()]
+    a = " ".join(words)
+    b = "".join(data.draw(_any_space) + w for w in words) + data.draw(_any_space)
+    assert lintmod._collapsed(a) == lintmod._collapsed(b)
+    assert lintmod._sketch(a) == lintmod._sketch(b)
+
+
+def test_a_recalled_line_that_fails_is_not_decided_on_and_is_reported(
+    layout: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lint reads the candidates' lines again; when it cannot, it reports the file
+    as unreadable (exit 2) rather than a finding it could not decide."""
+    tasks = [json.loads(_VALID_LINE), {**json.loads(_VALID_LINE), "task_id": "t2"}]
+    dataset = layout / "datasets" / "example.jsonl"
+    dataset.write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+    problems, _ = _lint_problems(layout, dataset)
+    assert [p[1] for p in problems] == ["duplicate_prompt"]
+
+    def unreadable(*args: Any) -> Iterator[tuple[int, Any]]:
+        raise PermissionError(13, "Permission denied")
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(lintmod, "_recall", unreadable)
+    report = lint_layout(Layout(layout), check_git=False)
+    assert report.io_errors == [f"cannot read {report.datasets[0].path}: Permission denied"]
+    assert not any(p.error.rule == "duplicate_prompt" for p in report.problems())
+
+
 def test_the_checks_are_freed_without_the_cycle_collector(registry: Registry) -> None:
     """No reference cycle keeps the checker (and its tables, a few objects per task)
     alive: the collector would walk them all to free them (~0.3 s per 100,000 tasks)."""
@@ -406,14 +512,37 @@ _option_line = st.sampled_from(
 )
 
 
-@given(st.lists(_option_line, max_size=6), st.sampled_from(["\n", "\r\n", " ", "\n\n"]))
+def test_the_letter_searches_are_compiled_for_single_capitals_only() -> None:
+    searches = lintmod._OptionSearches()
+    assert searches["C"]("Pick:\n(c) x") is not None and searches["C"]("C) x") is not None
+    assert searches["C"]("Pick: C. x") is None
+    assert searches["AB"] is None and searches["a"] is None and searches["É"] is None
+    assert sorted(searches) == ["AB", "C", "a", "É"]
+
+
+# offered_options as first written: one MULTILINE pattern.
+_REFERENCE_OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
+
+
+@given(
+    st.lists(_option_line, max_size=6),
+    st.sampled_from(["\n", "\r\n", " ", "\n\n", "\u2028", "\n \t"]),
+    st.sampled_from(["", "\n", " ", "\r", "\u3000"]),
+)
 @settings(max_examples=500)
-def test_the_letter_search_finds_exactly_the_offered_options(lines: list[str], sep: str) -> None:
-    prompt = sep.join(lines)
+def test_the_letter_search_finds_exactly_the_offered_options(
+    lines: list[str], sep: str, end: str
+) -> None:
+    prompt = sep.join(lines) + end
     offered = offered_options(prompt)
+    assert offered == [
+        (m.group(1) or m.group(2)).upper() for m in _REFERENCE_OPTION.finditer(prompt)
+    ]
     for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
         found = lintmod._option_search(letter)(prompt) is not None
         assert found == (letter in offered), (prompt, letter)
+        if f"\n{letter}. " in prompt:  # the per-task check's quick test
+            assert found, (prompt, letter)
 
 
 # -- the content hash ----------------------------------------------------------------------
@@ -443,6 +572,18 @@ def test_the_vouched_canonical_form_is_canonical_on_floats() -> None:
         part = floats[at : at + 50]
         for record in ({"metadata": {"x": part}}, {"metadata": {"x": part[0], "y": [part[-1]]}}):
             assert fast(record) == canonical(record)
+
+
+def test_exponent_floats_are_found_at_any_depth() -> None:
+    """The walk recurses per container; past the interpreter's stack, with a list."""
+    for inner, expected in ((1e-9, True), (0.5, False), (2.0**60, True), (float("nan"), True)):
+        deep: Any = inner
+        for i in range(5000):
+            deep = [deep] if i % 2 else {"k": deep, "s": "1e-9"}
+        assert contenthash._exponent_float(deep) is expected
+        assert contenthash._exponent_float_walked(deep) is expected
+        shallow = {"a": [1, {"b": [inner]}], "c": "x"}
+        assert contenthash._exponent_float(shallow) is expected
 
 
 def test_the_vouched_canonical_form_is_canonical_on_generated_tasks(registry: Registry) -> None:

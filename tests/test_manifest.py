@@ -745,6 +745,28 @@ def test_present_entries_lists_only_local_regular_files_inside_the_root(
     ]
 
 
+def test_lint_looks_for_the_manifest_where_the_manifest_module_writes_it() -> None:
+    from evalspec.manifest import DEFAULT_MANIFEST
+    from evalspec.project import manifestlink
+
+    assert manifestlink.DEFAULT_MANIFEST == DEFAULT_MANIFEST
+
+
+def test_lint_of_a_layout_without_a_manifest_does_not_import_the_module(tmp_path: Path) -> None:
+    """(urllib, http and ssl come with it: more time than linting a small dataset.)"""
+    from evalspec.project.scaffold import scaffold
+
+    scaffold(tmp_path / "evals")
+    code = (
+        "import sys; from pathlib import Path; from evalspec.project.layout import Layout; "
+        "from evalspec.project.lint import lint_layout; "
+        f"lint_layout(Layout(Path({str(tmp_path / 'evals')!r})), check_git=False); "
+        "print('evalspec.manifest' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    assert out.stdout == b"False\n"
+
+
 # --- object store: a real S3-compatible server on loopback --------------------------------
 
 

@@ -41,6 +41,26 @@ _OTHER_PROBES: tuple[Any, ...] = (
 def _exponent_float(value: Any) -> bool:
     """Whether ``value`` holds, at any depth, a float Python writes with an exponent
     (``repr`` does below 1e-4 and from 1e16 up, 0 aside) or one that is not finite."""
+    try:
+        return _exponent_float_in((value,))
+    except RecursionError:  # deeper than the interpreter's stack: the walk with a list
+        return _exponent_float_walked(value)
+
+
+def _exponent_float_in(container: Any) -> bool:
+    """:func:`_exponent_float` of a dict's values or a list's items, by recursion (a
+    for loop per container: a third faster than a stack entry per item)."""
+    for item in container.values() if type(container) is dict else container:
+        t = type(item)
+        if t is float:
+            if item != 0.0 and not 1e-4 <= abs(item) < 1e16:  # NaN too
+                return True
+        elif (t is dict or t is list) and _exponent_float_in(item):
+            return True
+    return False
+
+
+def _exponent_float_walked(value: Any) -> bool:
     stack = [value]
     pop, extend = stack.pop, stack.extend
     while stack:

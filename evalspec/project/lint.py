@@ -16,7 +16,9 @@ import os
 import re
 import unicodedata
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
@@ -44,7 +46,13 @@ from evalspec.validate import (
     read_lines,
 )
 
-_OPTION = re.compile(r"^[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|$)", re.MULTILINE)
+# An option letter at a line start: "A.", "B)" or "(C)" after spaces or tabs, then
+# whitespace or the end. Not one MULTILINE pattern starting with "^": the regex engine
+# tries that at every position; one that starts with the line break it skips to, as a
+# literal, in half the time (the start of the text is tried on its own).
+_OPTION_BODY = r"[ \t]*(?:\(([A-Za-z])\)|([A-Za-z])[.)])(?=\s|\Z)"
+_OPTION_AT_START = re.compile(_OPTION_BODY).match
+_OPTION_AFTER_BREAK = re.compile("\n" + _OPTION_BODY).finditer
 
 
 @attrs.frozen
@@ -192,20 +200,36 @@ def _collapsed(text: str) -> bytes:
 
 def offered_options(prompt: str) -> list[str]:
     """Option letters at line starts: ``A.``, ``B)``, ``(C)``, in order of appearance."""
-    return [(m.group(1) or m.group(2)).upper() for m in _OPTION.finditer(prompt)]
+    first = _OPTION_AT_START(prompt)
+    found = [] if first is None else [first]
+    found.extend(_OPTION_AFTER_BREAK(prompt))
+    return [(m.group(1) or m.group(2)).upper() for m in found]
 
 
 def _option_search(letter: str) -> Callable[[str], Any]:
     """``search(prompt)``: a match when ``letter`` (one of ``A``-``Z``) is in
     :func:`offered_options` of the prompt, else ``None``.
 
-    :data:`_OPTION` with the letter fixed: at each line start at most one option
+    :data:`_OPTION_BODY` with the letter fixed: at each line start at most one option
     can match (one starts with ``(``, the other with the letter, after the same
-    indentation), and a match never crosses a line, so ``finditer`` finds an option
-    at every line start that has one; this finds the first with the letter.
+    indentation), and a match never crosses a line, so :func:`offered_options` finds
+    an option at every line start that has one; this finds one with the letter.
     """
     both = f"[{letter}{letter.lower()}]"
-    return re.compile(rf"^[ \t]*(?:\({both}\)|{both}[.)])(?=\s|$)", re.MULTILINE).search
+    body = rf"[ \t]*(?:\({both}\)|{both}[.)])(?=\s|\Z)"
+    at_start, after_break = re.compile(body).match, re.compile("\n" + body).search
+    return lambda prompt: at_start(prompt) or after_break(prompt)
+
+
+class _OptionSearches(dict[str, Callable[[str], Any] | None]):
+    """``letter -> _option_search(letter)`` for ``A``-``Z`` (``None`` for any other
+    target), each compiled when first asked for: a dataset uses a few letters, and
+    52 patterns cost a lint of a small dataset ~2 ms."""
+
+    def __missing__(self, letter: str) -> Callable[[str], Any] | None:
+        search = _option_search(letter) if len(letter) == 1 and "A" <= letter <= "Z" else None
+        self[letter] = search
+        return search
 
 
 def _option_problem(
@@ -264,6 +288,80 @@ def _id_character_problem(line: int, task_id: str) -> ErrorRecord | None:
 
 _NONE: Any = object()
 
+# The bytes of the UTF-8 forms of the whitespace characters (str.isspace): tab, LF, VT,
+# FF, CR, 0x1c-0x1f and space, and the bytes of U+0085, U+00A0, U+1680,
+# U+2000-U+200A, U+2028, U+2029, U+202F, U+205F and U+3000 (a test derives them).
+_WHITESPACE_BYTES = bytes.fromhex("090a0b0c0d1c1d1e1f20808182838485868788898a9a9fa0a8a9afc2e1e2e3")
+
+
+_KEY_MASK = (1 << 60) - 1
+"""Sketches cut to 60 bits: an int below 2**60 takes 32 bytes, a wider one 36 (40 as
+allocated); a rare extra candidate costs only a recalled line."""
+
+
+def _sketch(text: str) -> int:
+    """A cheap key that two texts which collapse alike (:func:`_collapsed`) share:
+    ``hash`` of the text's UTF-8 without any byte of :data:`_WHITESPACE_BYTES`
+    (60 bits of it).
+
+    Deleting those bytes removes every whitespace character whole and leaves each
+    word as the same bytes wherever it stands, so the result depends on the words
+    only. Texts that do not collapse alike may share it too (other word breaks,
+    bytes of other characters deleted, ``hash`` collisions): an equal sketch is a
+    candidate, which :meth:`SemanticChecks.findings` decides on the exact form.
+    """
+    flat = text.encode("utf-8", "surrogatepass").translate(None, _WHITESPACE_BYTES)
+    return hash(flat) & _KEY_MASK
+
+
+def _fold(task_id: str) -> str:
+    """The id NFKC-normalised and case-folded (ids equal so collide)."""
+    return unicodedata.normalize("NFKC", task_id).casefold()
+
+
+def _digest(flat: bytes) -> bytes:
+    return hashlib.blake2b(flat, digest_size=16).digest()
+
+
+@attrs.frozen
+class _Exact:
+    """What the cross-task checks compare, exactly, for one recalled task."""
+
+    task_id: str
+    targets: tuple[str, ...]
+    prompt: bytes
+    """128-bit BLAKE2b digest of the collapsed prompt."""
+    rendered: bytes
+    """Digest of the collapsed rendered prompt."""
+    examples: tuple[bytes, ...]
+    """Digest of each few-shot example's collapsed prompt."""
+
+
+def _exact(task: Any) -> _Exact:
+    """The exact keys of one task. The rendered prompt is never built: collapsed, it is
+    the collapsed example prompts, completions and prompt (the empty ones left out)
+    joined with single spaces, since :func:`evalspec.prompting.render` joins them with
+    whitespace only, and splitting at whitespace distributes over such a join."""
+    flat = _collapsed(task.prompt)
+    examples: list[bytes] = []
+    parts: list[bytes] = []
+    for ex in task.few_shot_examples or ():  # msgspec.UNSET is false
+        part = _collapsed(ex.prompt)
+        examples.append(_digest(part))
+        parts.append(part)
+        parts.append(_collapsed(ex.completion))
+    key = _digest(flat)
+    if not parts:
+        return _Exact(task.task_id, tuple(task.targets), key, key, ())
+    parts.append(flat)
+    rendered = _digest(b" ".join(p for p in parts if p))
+    return _Exact(task.task_id, tuple(task.targets), key, rendered, tuple(examples))
+
+
+Recall = Callable[[set[int]], Iterable[tuple[int, Any]]]
+"""Given lines, the task :meth:`SemanticChecks.add_struct` (or ``add``) was given for
+each, as ``(line, task)`` pairs in any order (a line left out is not decided on)."""
+
 
 class _Example:
     __slots__ = ("completion", "prompt")
@@ -290,23 +388,38 @@ class _Decoded:
 class SemanticChecks:
     """The semantic checks on a dataset's valid tasks, fed one task at a time.
 
-    Nothing keeps a task: the cross-task checks keep, per task, a 128-bit BLAKE2b digest of its
-    collapsed rendered prompt and of its collapsed prompt, its id and targets,
-    and a digest per few-shot example (few-shot leakage is only known once every
-    prompt has been seen). :meth:`findings` returns, sorted by line, what the
-    checks found, in the order the checks were run over whole task lists before:
-    labels, prompts, leakage, options, id collisions, id characters.
+    The per-task checks (labels, options, id characters) run as each task comes.
+    The cross-task ones (the same rendered prompt twice, few-shot leakage, id
+    collisions) keep, per task, only its line under a cheap key (:func:`_sketch` of
+    its rendered prompt and of its prompt, its folded id) and, per few-shot example,
+    a sketch; :meth:`findings` then recalls the few tasks whose keys met another's
+    and decides on their exact forms (collapsed texts, ids, targets). It returns,
+    sorted by line, what the checks found, in the order the checks were run over
+    whole task lists before: labels, prompts, leakage, options, id collisions, id
+    characters.
 
     A task comes as its decoded JSON object (:meth:`add`: as the validator's fast
     path's ``vouch`` returns it, or :meth:`evalspec.TaskSpec.to_dict`) or as the
-    fast path's msgspec struct (:meth:`add_struct`), never as a ``TaskSpec``. The
-    rendered prompt is never built: collapsed, it is the collapsed example
-    prompts, completions and prompt (the empty ones left out) joined with single
-    spaces, since :func:`evalspec.prompting.render` joins them with whitespace
-    only, and splitting at whitespace distributes over such a join.
+    fast path's msgspec struct (:meth:`add_struct`), never as a ``TaskSpec``; tasks
+    come in line order, one per line. With ``keep_tasks`` (the default) the checker
+    keeps each task to recall it itself; lint reads the lines again instead
+    (``findings(recall)``), so that its tables hold a few numbers per task.
+
+    ``seen`` is the caller's table of each task id's first line, if it keeps one
+    (lint's reader does, to find repeated ids): it must hold a task's id before
+    the task is added. The id collision check looks ids that are their own folded
+    form up there instead of keeping them twice; without it the checker keeps
+    such a table itself.
     """
 
-    def __init__(self, registry: Registry, labels: Labels | None) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        labels: Labels | None,
+        *,
+        keep_tasks: bool = True,
+        seen: dict[str, int] | None = None,
+    ) -> None:
         self._labels = labels
         self._required: tuple[str, ...] = ()
         self._legal: tuple[tuple[str, frozenset[str]], ...] = ()
@@ -317,25 +430,33 @@ class SemanticChecks:
         self._lettered = frozenset(
             name for name, cat in registry.spec.categories.items() if cat.single_target_from
         )
-        self._option_searches: dict[str, Callable[[str], Any]] = {
-            c: _option_search(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-        }
+        self._option_searches = _OptionSearches()
+        self._kept: dict[int, Any] | None = {} if keep_tasks else None
         self.flagged: list[int] = []
-        """The line of each finding as it is found (leaks, found at the end, aside),
-        so that a reader can keep the text of those lines while it has them."""
+        """The line of each per-task finding as it is found, so that a reader can keep
+        the text of those lines while it has them (the cross-task findings come from
+        :meth:`findings`, on recalled lines)."""
         self._label_out: list[ErrorRecord] = []
-        self._prompt_out: list[ErrorRecord] = []
         self._option_out: list[ErrorRecord] = []
-        self._collision_out: list[ErrorRecord] = []
         self._character_out: list[ErrorRecord] = []
-        # collapsed rendered prompt -> the first task's line, id and targets
-        self._rendered: dict[bytes, tuple[int, str, Sequence[str]]] = {}
-        # collapsed prompt -> the first task's line and id
-        self._prompts: dict[bytes, tuple[int, str]] = {}
-        # (line, task id, example index, collapsed example prompt), in order
-        self._examples: list[tuple[int, str, int, bytes]] = []
-        # NFKC-normalised, case-folded id -> the first task's line and id
-        self._ids: dict[str, tuple[int, str]] = {}
+        # Sketch of a prompt or of a rendered prompt -> the first task's line that had
+        # it, and the later lines that had it too (one table: a task without few-shot
+        # examples, the common one, is its rendered prompt, so it adds one key).
+        self._firsts: dict[int, int] = {}
+        self._more: dict[int, list[int]] = {}
+        # Each few-shot example, in order: its prompt's sketch, its line and index
+        # (arrays: 17 bytes an example, no object).
+        self._example_keys = array("q")
+        self._example_lines = array("q")
+        self._example_index = array("B")  # fewer than 256 examples: MAX_FEW_SHOT is 8
+        # Id -> its first line; an id that is its own NFKC-normalised, case-folded
+        # form (the common one) is the key of its folded form there. Folded id ->
+        # the first line of an id that is not its own folded form. (line, id, the
+        # first line with the same folded id) of each later task.
+        self.seen: dict[str, int] = {} if seen is None else seen
+        self._insert_seen = seen is None
+        self._folds: dict[str, int] = {}
+        self._collisions: list[tuple[int, str, int]] = []
         self.add_struct: Callable[[int, Any], None] = self._adder()
         """Check one valid task given as :attr:`evalspec.fastpath.FastPath.vouch_struct`
         returns it (or with the same attributes)."""
@@ -354,9 +475,14 @@ class SemanticChecks:
         # the checker, must not hold it, or the checker and its tables (a few objects
         # per task) would be freed only by the cycle collector, which walks them all.
         me = weakref.proxy(self)
-        collapsed, blake2b, to_space, none = _collapsed, hashlib.blake2b, _TO_SPACE, _NONE
-        examples, prompts, ids = self._examples, self._prompts, self._ids
-        rendered = self._rendered
+        spaces, none = _WHITESPACE_BYTES, _NONE
+        keep = None if self._kept is None else self._kept.__setitem__
+        example_key = self._example_keys.append
+        example_line = self._example_lines.append
+        example_index = self._example_index.append
+        firsts, more, mask = self._firsts, self._more, _KEY_MASK
+        seen, folds, collisions = self.seen, self._folds, self._collisions
+        insert_seen, fold = self._insert_seen, _fold
         lettered, searches = self._lettered, self._option_searches
         option_out, character_out = self._option_out, self._character_out
         normalize, flag = unicodedata.normalize, self.flagged.append
@@ -365,6 +491,8 @@ class SemanticChecks:
             tid: str = task.task_id
             prompt: str = task.prompt
             targets: list[str] = task.targets
+            if keep is not None:
+                keep(line, task)
             if labels:
                 meta = task.metadata or {}  # msgspec.UNSET is false
                 # A quick test that clears the common task; _check_labels for the rest.
@@ -378,58 +506,60 @@ class SemanticChecks:
                         if value is not none and (type(value) is not str or value not in legal):
                             me._check_labels(line, tid, meta)
                             break
-            if prompt.isascii():  # _collapsed, inline
-                flat = prompt.encode("ascii").translate(to_space)
-                while b"  " in flat:
-                    flat = flat.replace(b"  ", b" ")
-                flat = flat.strip(b" ")
-            else:
-                flat = collapsed(prompt)
-            key = blake2b(flat, digest_size=16).digest()
+            # _sketch, inline: whitespace bytes deleted, one C pass, no string per word
+            flat = prompt.encode("utf-8", "surrogatepass").translate(None, spaces)
+            key = hash(flat) & mask
             shots = task.few_shot_examples
             if shots:  # msgspec.UNSET is false
-                # Each example's prompt and completion collapsed (a completion
-                # without whitespace is its own collapsed form: every whitespace
-                # character but " " is non-printable), then joined: the collapsed
-                # rendered prompt.
+                # Deleting whitespace distributes over the rendering's join: the
+                # rendered prompt's sketch is that of its parts, concatenated.
                 parts: list[bytes] = []
                 for i, ex in enumerate(shots):
-                    part = " ".join(ex.prompt.split()).encode("utf-8", "surrogatepass")
-                    examples.append((line, tid, i, blake2b(part, digest_size=16).digest()))
-                    if part:
-                        parts.append(part)
-                    text = ex.completion
-                    if text and " " not in text and text.isprintable():
-                        parts.append(text.encode("utf-8"))
-                    else:
-                        part = " ".join(text.split()).encode("utf-8", "surrogatepass")
-                        if part:
-                            parts.append(part)
-                if flat:
-                    parts.append(flat)
-                whole = blake2b(b" ".join(parts), digest_size=16).digest()
-            else:
-                whole = key  # rendered, the task is its prompt
-            if whole in rendered:
-                me._check_rendered(line, tid, targets, whole)
-            else:
-                rendered[whole] = (line, tid, targets)  # never changed: not copied
-            if key not in prompts:
-                prompts[key] = (line, tid)
+                    part = ex.prompt.encode("utf-8", "surrogatepass").translate(None, spaces)
+                    example_key(hash(part) & mask)
+                    example_line(line)
+                    example_index(i)
+                    parts.append(part)
+                    parts.append(
+                        ex.completion.encode("utf-8", "surrogatepass").translate(None, spaces)
+                    )
+                parts.append(flat)
+                whole = hash(b"".join(parts)) & mask
+                if whole != key:
+                    first = firsts.setdefault(whole, line)
+                    if first != line:
+                        more.setdefault(whole, []).append(line)
+            # else rendered, the task is its prompt
+            first = firsts.setdefault(key, line)
+            if first != line:
+                more.setdefault(key, []).append(line)
             if task.category in lettered and len(targets) == 1:
-                search = searches.get(targets[0])
-                if search is None or search(prompt) is None:
+                letter = targets[0]
+                search = searches[letter]
+                # "\nA. " is an option line the search would find, and the usual one
+                if search is None or (f"\n{letter}. " not in prompt and search(prompt) is None):
                     rec = _option_problem(line, tid, prompt, targets)
                     if rec is not None:
                         option_out.append(rec)
                         flag(line)
             # NFKC leaves ASCII as it is, and case folds it as lower() does
             folded = tid.lower() if tid.isascii() else normalize("NFKC", tid).casefold()
-            hit = ids.get(folded)
-            if hit is None:
-                ids[folded] = (line, tid)
-            elif hit[1] != tid:
-                me._check_collision(line, tid)
+            if insert_seen:
+                seen.setdefault(tid, line)
+            if folded == tid:  # in seen: an earlier id folded alike is in folds
+                hit = folds.get(tid)
+                if hit is not None and seen[tid] < hit:
+                    hit = None  # this very id came first (given twice: not a collision)
+            else:
+                hit = folds.setdefault(folded, line)
+                if hit == line:
+                    hit = None
+                # the first id that is this folded form, if it is its own folded form
+                own = seen.get(folded)
+                if own is not None and (hit is None or own < hit) and fold(folded) == folded:
+                    hit = own
+            if hit is not None:
+                collisions.append((line, tid, hit))
             if not tid.isprintable():
                 rec = _id_character_problem(line, tid)
                 if rec is not None:
@@ -447,84 +577,135 @@ class SemanticChecks:
             self._label_out.extend(found)
             self.flagged.append(line)
 
-    def _check_rendered(self, line: int, tid: str, targets: Sequence[str], key: bytes) -> None:
-        """The same rendered prompt twice: conflicting targets, or the same sample
-        scored twice."""
-        first = self._rendered.get(key)
-        if first is None:
-            self._rendered[key] = (line, tid, tuple(targets))
-            return
-        line0, tid0, targets0 = first
-        self.flagged.append(line)
-        if sorted(targets0) != sorted(targets):
-            self._prompt_out.append(
-                _rec(
-                    line,
-                    "conflicting_targets",
-                    "targets",
-                    f"the same prompt as {tid0!r} (line {line0}) has different "
-                    f"targets: {list(targets0)} there, {list(targets)} here",
-                    tid,
-                )
-            )
-        else:
-            self._prompt_out.append(
-                _rec(
-                    line,
-                    "duplicate_prompt",
-                    "prompt",
-                    f"the same prompt and targets as {tid0!r} (line {line0}); "
-                    "the sample would be scored twice",
-                    tid,
-                )
-            )
+    def _leak_candidates(self) -> Iterator[tuple[int, int, int]]:
+        """``(line, index, sketch)`` of each few-shot example whose prompt's sketch is
+        a prompt's, in order."""
+        prompts = self._firsts
+        lines, index = self._example_lines, self._example_index
+        for at, key in enumerate(self._example_keys):
+            if key in prompts:
+                yield lines[at], index[at], key
 
-    def _check_collision(self, line: int, tid: str) -> None:
-        """Distinct task ids that are equal after NFKC normalisation and case folding."""
-        key = unicodedata.normalize("NFKC", tid).casefold()
-        hit = self._ids.get(key)
-        if hit is None:
-            self._ids[key] = (line, tid)
-        elif hit[1] != tid:
-            self.flagged.append(line)
-            self._collision_out.append(
-                _rec(
-                    line,
-                    "id_collision",
-                    "task_id",
-                    f"task_id {tid!r} collides with {hit[1]!r} (line {hit[0]}) "
-                    "after case folding and Unicode normalisation",
-                    tid,
-                )
-            )
+    def _group(self, key: int) -> Iterator[int]:
+        """The lines of the tasks whose prompt or rendered prompt has sketch ``key``, in
+        order (every task whose prompt has it among them)."""
+        yield self._firsts[key]
+        yield from self._more.get(key, ())
 
-    def _leaks(self) -> Iterator[ErrorRecord]:
-        """A few-shot example whose prompt is an evaluated prompt of the same dataset."""
-        for line, tid, i, key in self._examples:
-            hit = self._prompts.get(key)
-            if hit is not None:
-                where = "itself" if hit[1] == tid else f"{hit[1]!r} (line {hit[0]})"
-                yield _rec(
-                    line,
-                    "few_shot_leak",
-                    f"few_shot_examples[{i}]",
-                    f"few-shot example {i} is the evaluated prompt of {where}; "
-                    "the answer leaks into the prompt",
-                    tid,
-                )
+    def _wanted(self, leaks: list[tuple[int, int, int]]) -> set[int]:
+        """The lines the cross-task checks must see exactly."""
+        wanted: set[int] = set()
+        for key, more in self._more.items():
+            wanted.add(self._firsts[key])
+            wanted.update(more)
+        wanted.update(line for line, _, _ in leaks)
+        for key in {key for _, _, key in leaks}:
+            wanted.update(self._group(key))
+        wanted.update(first for _, _, first in self._collisions)
+        return wanted
 
-    def findings(self) -> list[ErrorRecord]:
-        """Every finding, sorted by line (stable: per line, in the order above)."""
+    def findings(self, recall: Recall | None = None) -> list[ErrorRecord]:
+        """Every finding, sorted by line (stable: per line, in the order above).
+
+        ``recall`` gives back the tasks of the lines the cross-task checks ask for;
+        without it, the tasks kept (``keep_tasks``).
+        """
+        if recall is None:
+            kept = self._kept
+            assert kept is not None, "no recall and no tasks kept"
+            recall = partial(_recall_kept, kept)
+        leaks = list(self._leak_candidates())
+        wanted = self._wanted(leaks)
+        exact = {line: _exact(task) for line, task in recall(wanted)} if wanted else {}
         out = [
             *self._label_out,
-            *self._prompt_out,
-            *self._leaks(),
+            *self._repeated_prompts(exact),
+            *self._leaks(leaks, exact),
             *self._option_out,
-            *self._collision_out,
+            *self._id_collisions(exact),
             *self._character_out,
         ]
         out.sort(key=lambda e: e.line)
         return out
+
+    def _repeated_prompts(self, exact: Mapping[int, _Exact]) -> Iterator[ErrorRecord]:
+        """The same rendered prompt twice: conflicting targets, or the same sample
+        scored twice (each later task against the first with its exact prompt).
+
+        Every task whose rendered prompt another task shares is among the recalled
+        ones (the sketches of both met), so going through those in line order finds
+        what going through all tasks finds.
+        """
+        firsts: dict[bytes, tuple[int, _Exact]] = {}
+        for line, task in sorted(exact.items()):
+            line0, first = firsts.setdefault(task.rendered, (line, task))
+            if line0 == line:
+                continue
+            if sorted(first.targets) != sorted(task.targets):
+                yield _rec(
+                    line,
+                    "conflicting_targets",
+                    "targets",
+                    f"the same prompt as {first.task_id!r} (line {line0}) has different "
+                    f"targets: {list(first.targets)} there, {list(task.targets)} here",
+                    task.task_id,
+                )
+            else:
+                yield _rec(
+                    line,
+                    "duplicate_prompt",
+                    "prompt",
+                    f"the same prompt and targets as {first.task_id!r} (line {line0}); "
+                    "the sample would be scored twice",
+                    task.task_id,
+                )
+
+    def _leaks(
+        self, leaks: list[tuple[int, int, int]], exact: Mapping[int, _Exact]
+    ) -> Iterator[ErrorRecord]:
+        """A few-shot example whose prompt is an evaluated prompt of the same dataset
+        (the first task with that prompt named)."""
+        for line, i, key in leaks:
+            task = exact.get(line)
+            if task is None:
+                continue
+            wanted = task.examples[i]
+            for line0 in self._group(key):
+                hit = exact.get(line0)
+                if hit is not None and hit.prompt == wanted:
+                    where = (
+                        "itself"
+                        if hit.task_id == task.task_id
+                        else f"{hit.task_id!r} (line {line0})"
+                    )
+                    yield _rec(
+                        line,
+                        "few_shot_leak",
+                        f"few_shot_examples[{i}]",
+                        f"few-shot example {i} is the evaluated prompt of {where}; "
+                        "the answer leaks into the prompt",
+                        task.task_id,
+                    )
+                    break
+
+    def _id_collisions(self, exact: Mapping[int, _Exact]) -> Iterator[ErrorRecord]:
+        """Distinct task ids that are equal after NFKC normalisation and case folding
+        (each later id against the first)."""
+        for line, tid, line0 in self._collisions:
+            first = exact.get(line0)
+            if first is not None and first.task_id != tid:
+                yield _rec(
+                    line,
+                    "id_collision",
+                    "task_id",
+                    f"task_id {tid!r} collides with {first.task_id!r} (line {line0}) "
+                    "after case folding and Unicode normalisation",
+                    tid,
+                )
+
+
+def _recall_kept(kept: Mapping[int, Any], lines: set[int]) -> Iterator[tuple[int, Any]]:
+    return ((n, kept[n]) for n in lines if n in kept)
 
 
 # -- the linter ------------------------------------------------------------------------
@@ -619,17 +800,19 @@ class Linter:
             )
             return result
         registry = self._registry(card, result)
-        checks = SemanticChecks(registry, self.labels)
+        checks = SemanticChecks(registry, self.labels, keep_tasks=False, seen={})
         try:
             hashed = _read_dataset(dataset, registry, result, checks)
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
             return result
         result.content_hash = hashed.content_hash
-        semantic = checks.findings()
-        shown = hashed.shown  # the text of the lines flagged as they were read
+        semantic = checks.findings(hashed.recall)
+        shown = hashed.shown  # the text of the lines flagged as they were read, or recalled
         try:
-            # the others' (few-shot leaks, known once every prompt was seen)
+            if hashed.errors:
+                raise hashed.errors[0]
+            # the others' (none, unless a line could not be recalled)
             rest = _line_texts(dataset, {e.line for e in semantic} - shown.keys())
         except OSError as exc:
             self.report.io_errors.append(f"cannot read {result.path}: {exc.strerror or exc}")
@@ -811,7 +994,11 @@ class _Hashed:
     when a line does not parse."""
     shown: dict[int, str]
     """The text (shortened, as error records show it) of each line a semantic check
-    flagged while the dataset was read."""
+    flagged while the dataset was read, and of each line ``recall`` read again."""
+    recall: Recall
+    """The tasks of given lines, read again (for :meth:`SemanticChecks.findings`)."""
+    errors: list[OSError]
+    """Why ``recall`` could not read the dataset again, if it could not."""
 
 
 def _read_dataset(
@@ -845,7 +1032,7 @@ def _read_dataset(
     records = hashlib.sha256()
     update = records.update
     complete = True
-    first_seen: dict[str, int] = {}
+    first_seen = checks.seen  # shared: the checker's collision check looks ids up there
     problems = result.problems
     shown = result.path
     total = 0
@@ -864,9 +1051,8 @@ def _read_dataset(
                         update(canonical_task(obj))
                         update(b"\n")
                     tid = task_id(obj)
-                    first = first_seen.get(tid)
-                    if first is None:
-                        first_seen[tid] = number
+                    first = first_seen.setdefault(tid, number)  # one probe of a big table
+                    if first == number:
                         add(number, obj)
                         if flagged and flagged[-1] == number:
                             shown_texts[number] = _shown_text(raw)
@@ -885,9 +1071,8 @@ def _read_dataset(
                     update(b"\n")
                 task = verdict.task
                 if task is not None:
-                    first = first_seen.get(task.task_id)
-                    if first is None:
-                        first_seen[task.task_id] = number
+                    first = first_seen.setdefault(task.task_id, number)
+                    if first == number:
                         checks.add(number, task.to_dict())
                         if flagged and flagged[-1] == number:
                             shown_texts[number] = _shown_text(raw)
@@ -907,7 +1092,44 @@ def _read_dataset(
             gc.enable()
     result.tasks = total
     hashed = PREFIX + records.hexdigest() if complete else None
-    return _Hashed(hashed, shown_texts)
+    errors: list[OSError] = []
+
+    def recall(wanted: set[int]) -> Iterator[tuple[int, Any]]:
+        try:
+            yield from _recall(dataset, spec, vouch, wanted, shown_texts)
+        except OSError as exc:
+            errors.append(exc)
+
+    return _Hashed(hashed, shown_texts, recall, errors)
+
+
+def _recall(
+    dataset: Path,
+    spec: Any,
+    vouch: Callable[[bytes], Any],
+    wanted: set[int],
+    texts: dict[int, str],
+) -> Iterator[tuple[int, Any]]:
+    """The tasks of the ``wanted`` lines, decoded as :func:`_read_dataset` decoded them
+    (valid tasks all: only those were checked), in a second streaming pass; each
+    line's text goes to ``texts``, as its findings will show it."""
+    last = max(wanted, default=0)
+    with dataset.open("rb") as f:
+        for number, raw in enumerate(bounded_lines(f), start=1):  # as _read_dataset
+            if number > last:
+                break
+            if number not in wanted:
+                continue
+            obj = vouch(raw) if type(raw) is bytes else None
+            if obj is None:
+                verdict = line_verdict(number, raw, spec)
+                if verdict is None or verdict.task is None:
+                    continue  # the file changed since
+                obj = _Decoded(verdict.task.to_dict())
+            elif type(obj) is dict:
+                obj = _Decoded(obj)
+            texts[number] = _shown_text(raw)
+            yield number, obj
 
 
 _UNPARSED: Any = object()

@@ -29,20 +29,26 @@ def _module() -> Any:
         return None
 
 
+# What ``evalspec manifest`` calls a layout's manifest (its ``DEFAULT_MANIFEST``; a test
+# holds the two equal). The files are looked for first: importing the manifest module
+# (urllib, http, ssl) costs more than finding none, which is the common case.
+DEFAULT_MANIFEST = "datasets/manifest.json"
+
+
 def manifest_paths(root: Path) -> list[Path]:
     """Where a layout's manifest may be: ``datasets/manifest.json`` of the layout, and of
-    the repository root (``evalspec manifest``'s default), existing ones only."""
-    module = _module()
-    if module is None:
-        return []
-    candidates = [root / str(module.DEFAULT_MANIFEST)]
+    the repository root (``evalspec manifest``'s default), existing ones only (none
+    where the manifest module is not installed)."""
+    candidates = [root / DEFAULT_MANIFEST]
     top = toplevel(root)
     if top is not None:
-        candidates.append(top / str(module.DEFAULT_MANIFEST))
+        candidates.append(top / DEFAULT_MANIFEST)
     found: dict[Path, Path] = {}
     for path in candidates:
         if path.is_file():
             found.setdefault(path.resolve(), path)
+    if not found or _module() is None:
+        return []
     return list(found.values())
 
 
@@ -51,11 +57,12 @@ def present_manifest_files(root: Path) -> list[Path]:
 
     :raises ManifestUnreadable: a manifest exists but is not a valid manifest.
     """
-    module = _module()
-    if module is None:
+    paths = manifest_paths(root)
+    if not paths:
         return []
+    module = _module()
     files: list[Path] = []
-    for path in manifest_paths(root):
+    for path in paths:
         try:
             manifest = module.load_manifest(path)
         except module.ManifestError as exc:

@@ -28,7 +28,9 @@ def is_lfs_pointer(data: bytes) -> bool:
     The one check of the package (:func:`evalspec.manifest.lfs.parse_lfs_pointer`):
     a pointer is under 1024 bytes, as git-lfs reads it.
     """
-    # Imported here: the manifest package is only needed when a file is read.
+    if not data.startswith(b"version "):
+        return False  # parse_lfs_pointer's first test, without importing the manifest
+        # package (urllib, http, ssl: more time than linting a small dataset)
     from evalspec.manifest.lfs import parse_lfs_pointer
 
     return parse_lfs_pointer(data) is not None
