@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import re
 import struct
@@ -437,6 +438,41 @@ def test_a_recalled_line_that_fails_is_not_decided_on_and_is_reported(
     monkeypatch.setattr(lintmod, "_recall", unreadable)
     report = lint_layout(Layout(layout), check_git=False)
     assert report.io_errors == [f"cannot read {report.datasets[0].path}: Permission denied"]
+    assert not any(p.error.rule == "duplicate_prompt" for p in report.problems())
+
+
+@pytest.mark.parametrize("change", ["same size", "shorter", "mtime set back"])
+def test_a_dataset_changed_between_the_two_reads_is_reported_not_decided_on(
+    layout: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """lint decides on lines it reads twice: if the file changed in between, the
+    second read would decide findings about bytes the first never checked."""
+    tasks = [json.loads(_VALID_LINE), {**json.loads(_VALID_LINE), "task_id": "t2"}]
+    dataset = layout / "datasets" / "example.jsonl"
+    dataset.write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+    real_recall = lintmod._recall
+
+    def changed_first(*args: Any) -> Iterator[tuple[int, Any]]:
+        before = dataset.stat()
+        first, second = dataset.read_text(encoding="utf-8").splitlines()
+        if change == "shorter":
+            dataset.write_text(first + "\n", encoding="utf-8")
+        else:  # one character of the second prompt, same size: no duplicate any more
+            at = second.index('"prompt": "') + len('"prompt": "')
+            swapped = "Y" if second[at] == "X" else "X"
+            second = second[:at] + swapped + second[at + 1 :]
+            dataset.write_text(first + "\n" + second + "\n", encoding="utf-8")
+            assert dataset.stat().st_size == before.st_size
+        if change == "mtime set back":
+            os.utime(dataset, ns=(before.st_atime_ns, before.st_mtime_ns))
+        yield from real_recall(*args)
+
+    monkeypatch.setattr(lintmod, "_recall", changed_first)
+    report = lint_layout(Layout(layout), check_git=False)
+    path = report.datasets[0].path
+    assert report.io_errors == [
+        f"cannot read {path}: it changed while lint read it; run lint again"
+    ]
     assert not any(p.error.rule == "duplicate_prompt" for p in report.problems())
 
 

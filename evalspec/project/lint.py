@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -1042,6 +1042,7 @@ def _read_dataset(
     gc.disable()
     try:
         with dataset.open("rb") as f:
+            opened = _signature(f)
             for number, raw in enumerate(bounded_lines(f), start=1):  # as read_lines(f)
                 # An overlong line is its first bytes only: never vouched for.
                 obj = vouch(raw) if type(raw) is bytes else None
@@ -1081,6 +1082,9 @@ def _read_dataset(
                         number, None, (duplicate_record(number, task.task_id, first, raw),)
                     )
                 problems.extend(Problem(shown, e) for e in verdict.errors)
+            read = _signature(f)
+            if read != opened:
+                raise DatasetChanged(dataset)
     finally:
         if collecting:
             # Everything allocated meanwhile sits in the youngest generation: the
@@ -1096,11 +1100,25 @@ def _read_dataset(
 
     def recall(wanted: set[int]) -> Iterator[tuple[int, Any]]:
         try:
-            yield from _recall(dataset, spec, vouch, wanted, shown_texts)
+            yield from _recall(dataset, spec, vouch, wanted, shown_texts, read)
         except OSError as exc:
             errors.append(exc)
 
     return _Hashed(hashed, shown_texts, recall, errors)
+
+
+class DatasetChanged(OSError):
+    """A dataset changed while lint read it: its findings would mix two versions."""
+
+    def __init__(self, dataset: Path) -> None:
+        super().__init__("it changed while lint read it; run lint again")
+        self.dataset = dataset
+
+
+def _signature(f: BinaryIO) -> tuple[int, ...]:
+    """What changes when the open file's bytes do (ctime: also when mtime is set back)."""
+    st = os.fstat(f.fileno())
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _recall(
@@ -1109,12 +1127,20 @@ def _recall(
     vouch: Callable[[bytes], Any],
     wanted: set[int],
     texts: dict[int, str],
+    read: tuple[int, ...],
 ) -> Iterator[tuple[int, Any]]:
     """The tasks of the ``wanted`` lines, decoded as :func:`_read_dataset` decoded them
     (valid tasks all: only those were checked), in a second streaming pass; each
-    line's text goes to ``texts``, as its findings will show it."""
+    line's text goes to ``texts``, as its findings will show it.
+
+    :raises DatasetChanged: the file is not the one the first pass read (``read``
+        is its :func:`_signature` then), or a wanted line is no valid task now.
+    """
     last = max(wanted, default=0)
+    found = 0
     with dataset.open("rb") as f:
+        if _signature(f) != read:
+            raise DatasetChanged(dataset)
         for number, raw in enumerate(bounded_lines(f), start=1):  # as _read_dataset
             if number > last:
                 break
@@ -1124,12 +1150,15 @@ def _recall(
             if obj is None:
                 verdict = line_verdict(number, raw, spec)
                 if verdict is None or verdict.task is None:
-                    continue  # the file changed since
+                    raise DatasetChanged(dataset)
                 obj = _Decoded(verdict.task.to_dict())
             elif type(obj) is dict:
                 obj = _Decoded(obj)
             texts[number] = _shown_text(raw)
+            found += 1
             yield number, obj
+        if found != len(wanted) or _signature(f) != read:
+            raise DatasetChanged(dataset)
 
 
 _UNPARSED: Any = object()
