@@ -86,17 +86,6 @@ def stdin_binary() -> IO[bytes]:
     return stream
 
 
-def read_bytes(path: str) -> bytes:
-    """All the bytes of ``path`` (standard input for ``-``).
-
-    :raises OSError: the file cannot be read.
-    """
-    if path == STDIN:
-        return stdin_binary().read()
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def add_paths(p: argparse.ArgumentParser, more: str = "") -> None:
     """The PATH... argument of the commands that read task files."""
     p.add_argument(
@@ -161,6 +150,5 @@ __all__ = [
     "display",
     "expand",
     "not_jsonl_hint",
-    "read_bytes",
     "stdin_binary",
 ]
