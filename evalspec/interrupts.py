@@ -18,8 +18,9 @@ The rules (README, "Limits and untrusted input"):
   that found nothing wrong but could not deliver all of its output exits
   141, as a program killed by SIGPIPE does.
 - **Output that cannot be written** for any other reason (a full disk,
-  ``> /dev/full``, an I/O error, a standard output closed with ``>&-``) ends the run at once with exit code 2 and
-  one line ``evalspec: error: cannot write to standard output: REASON``
+  ``> /dev/full``, an I/O error, a standard output closed with ``>&-``) ends
+  the run at once with exit code 2 and one line
+  ``evalspec: error: cannot write to standard output: REASON``
   (on standard error, if that still works), never a traceback, and never
   blamed on an input file: a verdict that cannot be delivered is not a verdict.
 
