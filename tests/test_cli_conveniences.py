@@ -128,6 +128,28 @@ def test_a_directory_stands_for_its_jsonl_files_recursively_sorted(tmp_path: Pat
     ]
 
 
+def test_a_jsonl_name_below_a_directory_that_is_no_regular_file_is_reported(
+    tmp_path: Path,
+) -> None:
+    # A dangling symlink (a dataset a pull request deleted but left linked), a named
+    # pipe (reading it would wait for a writer) and a device were silently skipped:
+    # the run said every file was valid and exited 0.
+    shutil.copy(GOOD, tmp_path / "a.jsonl")
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "deleted.jsonl")
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+    r = evalspec("validate", str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == f"{tmp_path}/a.jsonl: 10 tasks, 10 valid, 0 invalid\n"
+    assert r.stderr.splitlines() == [
+        f"evalspec: error: cannot read {tmp_path}/gone.jsonl: No such file or directory",
+        f"evalspec: error: {tmp_path}/pipe.jsonl: not a regular file, not read",
+        f"evalspec: error: {tmp_path}/zero.jsonl: not a regular file, not read",
+    ]
+    rendered = evalspec("render", str(tmp_path))
+    assert rendered.returncode == 2 and rendered.stdout == ""
+
+
 def test_render_takes_directories_and_several_files(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "one.jsonl").write_bytes(_first_lines(1))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 
 from evalspec.terminal import CHOICES
@@ -38,7 +39,8 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     """``paths`` with each directory replaced by the ``*.jsonl`` files below it
     (recursively, sorted by path components; symlinked directories are not entered,
     so a loop cannot run away). Returns ``(files, problems)``: a directory holding no
-    such file is a problem, as is ``-`` given twice (standard input reads once)."""
+    such file is a problem, as are a ``*.jsonl`` name below it that is not a regular
+    file and ``-`` given twice (standard input reads once)."""
     files: list[str] = []
     problems: list[str] = []
     stdin_seen = False
@@ -67,12 +69,26 @@ def _walk(top: str, problems: list[str]) -> list[str]:
     found: list[tuple[list[str], str]] = []
     for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
         dirnames.sort()
-        for name in filenames:
+        for name in sorted(filenames):  # problems in a stable order too
             if name.endswith(PATTERN):
                 path = os.path.join(dirpath, name)
-                if os.path.isfile(path):
+                if _regular_file(path, problems):
                     found.append((os.path.relpath(path, top).split(os.sep), path))
     return [path for _, path in sorted(found)]
+
+
+def _regular_file(path: str, problems: list[str]) -> bool:
+    """Whether the walk reads ``path``; a dangling symlink, a named pipe (opening it
+    would wait for a writer) or a device is a problem, never silently skipped."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        problems.append(f"cannot read {path}: {exc.strerror or exc}")
+        return False
+    if not stat.S_ISREG(mode):
+        problems.append(f"{path}: not a regular file, not read")
+        return False
+    return True
 
 
 def stdin_binary() -> IO[bytes]:
