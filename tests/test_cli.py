@@ -140,3 +140,36 @@ def test_console_script_matches_python_m() -> None:
     r = subprocess.run([str(exe), "validate", str(GOOD)], capture_output=True, text=True)
     assert r.returncode == 0
     assert r.stdout == evalspec("validate", str(GOOD)).stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "{good}"],
+        ["render", "{good}"],
+        ["schema"],
+        ["lint"],
+        ["spec", "list"],
+        ["score", "{good}", "{predictions}"],
+        ["gate", "{good}"],
+        ["manifest", "verify"],
+    ],
+)
+def test_a_deleted_current_directory_is_one_line_not_a_traceback(
+    args: list[str], tmp_path: Path
+) -> None:
+    names = {"good": str(GOOD), "predictions": str(FIXTURES.path("predictions.jsonl"))}
+    gone = tmp_path / "gone"
+    shell = 'mkdir "$0" && cd "$0" && rmdir "$0" && exec "$@"'
+    command = [sys.executable, "-m", "evalspec", *(a.format(**names) for a in args)]
+    done = subprocess.run(
+        ["sh", "-c", shell, str(gone), *command],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "evalspec: error: cannot use the current directory: No such file or directory\n"
+    )
