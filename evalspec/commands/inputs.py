@@ -44,6 +44,7 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     files: list[str] = []
     problems: list[str] = []
     stdin_seen = False
+    root = _repository()
     for raw in paths:
         if raw == STDIN:
             if stdin_seen:
@@ -55,10 +56,51 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
             found = _walk(raw, problems)
             if not found:
                 problems.append(f"{raw}: directory holds no *{PATTERN} file")
-            files.extend(found)
+            files.extend(_kept_inside(found, root, problems))
         else:
-            files.append(raw)
+            files.extend(_kept_inside([raw], root, problems))
     return files, problems
+
+
+def _repository() -> str:
+    """The root reads are kept inside: the git work tree holding the current
+    directory, else the current directory (as for writes, see evalspec.atomicfile)."""
+    here = os.getcwd()
+    directory = here
+    while not os.path.lexists(os.path.join(directory, ".git")):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return here
+        directory = parent
+    return directory
+
+
+def _under(root: str, path: str) -> bool:
+    try:
+        return os.path.commonpath([root, path]) == root
+    except ValueError:  # different drives on Windows
+        return False
+
+
+def _kept_inside(paths: list[str], root: str, problems: list[str]) -> list[str]:
+    """``paths`` without those inside ``root`` that a symlink sends out of it.
+
+    Task files arrive in pull requests, and a symlink among them
+    (``datasets/x.jsonl -> /proc/self/environ``) would have each of its lines
+    printed back as an invalid task's text. A path named outside ``root`` is
+    read as asked.
+    """
+    kept = []
+    real_root = os.path.realpath(root)
+    for path in paths:
+        absolute = os.path.abspath(path)
+        real = os.path.realpath(absolute)
+        named_inside = _under(root, absolute) or _under(real_root, absolute)
+        if named_inside and not _under(real_root, real):
+            problems.append(f"refusing to read {path}: it is a symlink to {real}, outside {root}")
+            continue
+        kept.append(path)
+    return kept
 
 
 def _walk(top: str, problems: list[str]) -> list[str]:
