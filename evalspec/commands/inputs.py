@@ -44,7 +44,7 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     files: list[str] = []
     problems: list[str] = []
     stdin_seen = False
-    root = _repository()
+    root = repository_of(os.getcwd())
     for raw in paths:
         if raw == STDIN:
             if stdin_seen:
@@ -62,17 +62,17 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     return files, problems
 
 
-def _repository() -> str:
-    """The root reads are kept inside: the git work tree holding the current
-    directory, else the current directory (as for writes, see evalspec.atomicfile)."""
-    here = os.getcwd()
-    directory = here
-    while not os.path.lexists(os.path.join(directory, ".git")):
-        parent = os.path.dirname(directory)
-        if parent == directory:
+def repository_of(directory: str) -> str:
+    """The root reads are kept inside: the git work tree holding ``directory``, else
+    ``directory`` itself (as for writes, see :mod:`evalspec.atomicfile`)."""
+    here = os.path.abspath(directory)
+    at = here
+    while not os.path.lexists(os.path.join(at, ".git")):
+        parent = os.path.dirname(at)
+        if parent == at:
             return here
-        directory = parent
-    return directory
+        at = parent
+    return at
 
 
 def _under(root: str, path: str) -> bool:
@@ -82,24 +82,46 @@ def _under(root: str, path: str) -> bool:
         return False
 
 
-def _kept_inside(paths: list[str], root: str, problems: list[str]) -> list[str]:
-    """``paths`` without those inside ``root`` that a symlink sends out of it.
+def escape_problem(path: str, root: str) -> str | None:
+    """Why ``path`` must not be read: it is inside ``root`` but a symlink sends it out.
 
     Task files arrive in pull requests, and a symlink among them
     (``datasets/x.jsonl -> /proc/self/environ``) would have each of its lines
     printed back as an invalid task's text. A path named outside ``root`` is
-    read as asked.
+    read as asked (``None``).
     """
-    kept = []
+    absolute = os.path.abspath(path)
     real_root = os.path.realpath(root)
+    if not (_under(root, absolute) or _under(real_root, absolute)):
+        return None
+    real = os.path.realpath(absolute)
+    if _under(real_root, real):
+        return None
+    return f"refusing to read {path}: it is a symlink to {real}, outside {root}"
+
+
+def special_problem(path: str) -> str | None:
+    """Why a ``*.jsonl`` found in a directory is not read: a dangling symlink, a named
+    pipe (opening it would wait for a writer) or a device is a problem, never silently
+    skipped. ``None`` for a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(mode):
+        return f"{path}: not a regular file, not read"
+    return None
+
+
+def _kept_inside(paths: list[str], root: str, problems: list[str]) -> list[str]:
+    """``paths`` without those :func:`escape_problem` refuses (added to ``problems``)."""
+    kept = []
     for path in paths:
-        absolute = os.path.abspath(path)
-        real = os.path.realpath(absolute)
-        named_inside = _under(root, absolute) or _under(real_root, absolute)
-        if named_inside and not _under(real_root, real):
-            problems.append(f"refusing to read {path}: it is a symlink to {real}, outside {root}")
-            continue
-        kept.append(path)
+        problem = escape_problem(path, root)
+        if problem is None:
+            kept.append(path)
+        else:
+            problems.append(problem)
     return kept
 
 
@@ -114,23 +136,12 @@ def _walk(top: str, problems: list[str]) -> list[str]:
         for name in sorted(filenames):  # problems in a stable order too
             if name.endswith(PATTERN):
                 path = os.path.join(dirpath, name)
-                if _regular_file(path, problems):
+                problem = special_problem(path)
+                if problem is None:
                     found.append((os.path.relpath(path, top).split(os.sep), path))
+                else:
+                    problems.append(problem)
     return [path for _, path in sorted(found)]
-
-
-def _regular_file(path: str, problems: list[str]) -> bool:
-    """Whether the walk reads ``path``; a dangling symlink, a named pipe (opening it
-    would wait for a writer) or a device is a problem, never silently skipped."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        problems.append(f"cannot read {path}: {exc.strerror or exc}")
-        return False
-    if not stat.S_ISREG(mode):
-        problems.append(f"{path}: not a regular file, not read")
-        return False
-    return True
 
 
 def stdin_binary() -> IO[bytes]:
@@ -206,7 +217,10 @@ __all__ = [
     "add_paths",
     "add_quiet",
     "display",
+    "escape_problem",
     "expand",
     "not_jsonl_hint",
+    "repository_of",
+    "special_problem",
     "stdin_binary",
 ]
