@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec.commands.inputs import add_color, add_quiet
 from evalspec.commands.validate import format_error
 from evalspec.terminal import Painter
-from evalspec.wording import counted
+from evalspec.wording import counted, one_line
 
 if TYPE_CHECKING:
     from evalspec.model import ErrorRecord
@@ -135,7 +135,7 @@ def _summary(report: LintReport, paint: Painter) -> None:
         status = paint("ok", "green") if not d.problems else counted(len(d.problems), "problem")
         version = d.version if d.version is not None else "?"
         print(
-            f"{d.path}: {counted(d.tasks, 'task')}, version {version}, "
+            f"{one_line(d.path)}: {counted(d.tasks, 'task')}, version {version}, "
             f"{d.content_hash or 'no content hash'} — {status}"
         )
     total = sum(1 for _ in report.problems())

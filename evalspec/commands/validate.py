@@ -20,7 +20,7 @@ from evalspec.commands.inputs import (
 )
 from evalspec.formatnames import FORMATS
 from evalspec.terminal import Painter
-from evalspec.wording import counted
+from evalspec.wording import counted, one_line
 
 # A warm run on a valid file imports neither typing, the value classes (attrs),
 # the formatters nor the registry: the names below are annotations only, and the
@@ -112,15 +112,15 @@ PLAIN = Painter(False)
 
 def format_error(path: str, e: ErrorRecord, paint: Painter = PLAIN) -> str:
     """``file:line: rule field — message`` (one line, for people)."""
-    field = f" {e.field}" if e.field else ""
-    where = paint(f"{path}:{e.line}:", "bold")
+    field = f" {one_line(e.field)}" if e.field else ""
+    where = paint(f"{one_line(path)}:{e.line}:", "bold")
     return f"{where} {paint(e.rule, 'red', 'bold')}{field} — {e.message}"
 
 
 def summary(path: str, total: int, invalid: int, paint: Painter = PLAIN) -> str:
     """``file: 10 tasks, 9 valid, 1 invalid``."""
     counts = f"{counted(total, 'task')}, {total - invalid} valid, {invalid} invalid"
-    return f"{paint(path + ':', 'bold')} {paint(counts, 'red' if invalid else 'green')}"
+    return f"{paint(one_line(path) + ':', 'bold')} {paint(counts, 'red' if invalid else 'green')}"
 
 
 def _problems(
