@@ -6,7 +6,7 @@ scaffold) goes through :func:`write_atomic`: the bytes go to a temp file in
 the same directory, are fsync-ed, and the temp file is renamed over the
 target (then the directory is fsync-ed), so a reader sees the old file or
 the new one, never an empty or partial one. Read-modify-write sequences
-(``manifest add``, ``spec lock``, ``init``) hold :func:`repository_lock`
+(``manifest add``, ``spec new``, ``spec lock``, ``init``) hold :func:`repository_lock`
 around the read and the write, so concurrent runs serialise instead of
 losing each other's entries.
 
