@@ -214,3 +214,28 @@ def test_a_file_named_like_a_glob_is_that_file(tmp_path: Path) -> None:
     proc = evalspec("validate", literal)
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout == f"{literal}: 1 task, 1 valid, 0 invalid\n"
+
+
+def test_a_shard_a_symlink_sends_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
+    # As for a task file named or found in a directory: its lines would be printed
+    # back as invalid tasks' text (here /proc/self/environ: the CI job's tokens).
+    repo = tmp_path / "repo"
+    (repo / "data").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "data" / "a.jsonl").write_bytes(task("a"))
+    (repo / "data" / "b.jsonl").symlink_to("/proc/self/environ")
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalspec", "validate", "--format", "json", "data/*.jsonl"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, "EVALSPEC_AUDIT_SECRET": "hunter2-audit"},
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "hunter2-audit" not in proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(
+        "evalspec: error: cannot read data/*.jsonl: refusing to read data/b.jsonl: it is a symlink"
+    )

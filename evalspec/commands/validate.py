@@ -242,6 +242,22 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _refuse_escaping(shards: list[str]) -> None:
+    """A local shard is read as a named task file is: not through a symlink out of
+    the repository (see :func:`evalspec.commands.inputs.escape_problem`).
+
+    :raises ShardError: one is.
+    """
+    from evalspec.commands.inputs import escape_problem, repository_of
+    from evalspec.shards import ShardError
+
+    root = repository_of(os.getcwd())
+    for shard in shards:
+        problem = None if "://" in shard else escape_problem(shard, root)
+        if problem is not None:
+            raise ShardError(problem)
+
+
 def _sharded(path: str, executor: str) -> bool:
     """Whether ``path`` names a sharded dataset (a glob or URL, or anything under Ray)."""
     if path == STDIN:
@@ -277,6 +293,7 @@ def _run_sharded(
 
     try:
         shards = expand_shards(pattern)
+        _refuse_escaping(shards)
         if args.executor == "ray":
             from evalspec.executor import stdout_kept_for_reports
 
