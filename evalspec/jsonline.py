@@ -9,6 +9,7 @@ and always returns instead of raising.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -84,10 +85,16 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_repeats_seen = itertools.count()
+"""Advanced (atomically: one C call) by every object that repeats a key, in any
+thread: a parse that saw it stand still found none, and needs no walk."""
+
+
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) == len(pairs):
         return obj
+    next(_repeats_seen)
     seen: set[str] = set()
     dups: list[str] = []
     for key, _ in pairs:
@@ -108,6 +115,7 @@ _decoder = json.JSONDecoder(
 
 def parse_line(text: str) -> tuple[Any, list[ParseProblem]]:
     """Parse one decoded line; ``(value, [])`` or ``(None, problems)``."""
+    before = next(_repeats_seen)
     try:
         value = _decoder.decode(text)
     except _Rejected as exc:
@@ -131,7 +139,10 @@ def parse_line(text: str) -> tuple[Any, list[ParseProblem]]:
             )
         if problems:
             return None, problems
-    for path, key in _duplicate_keys(value):
+    # Another thread's parse may have advanced the count too: then the walk
+    # finds nothing here.
+    repeated = next(_repeats_seen) != before + 1
+    for path, key in _duplicate_keys(value) if repeated else ():
         where = f"in {path}" if path else "at the top level"
         problems.append(
             ParseProblem(

@@ -10,6 +10,7 @@ invalid, so a warm ``evalspec validate`` of a valid file never loads them.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -65,13 +66,37 @@ def _show(value: Any, limit: int = 60) -> str:
 
 
 def _suggest(name: str, choices: Iterable[str]) -> str:
+    names = tuple(choices)
+    close = _closest(name, names)
+    if close is None and len(name) >= 3:  # "strip" -> "strip_whitespace"
+        close = next((n for n in names if n.startswith(name) or name in n), None)
+    return f"; did you mean {close!r}?" if close is not None else ""
+
+
+_CACHED_CHARS = 4096
+"""Names longer than this (all together) are matched afresh each time: a cache
+must not keep a hostile file's megabyte-long names alive."""
+
+
+def _closest(name: str, names: tuple[str, ...]) -> str | None:
+    """The name of ``names`` closest to ``name`` (difflib, cutoff 0.6), if any.
+
+    A file's misspellings repeat (one generator, one typo, thousands of lines),
+    and difflib costs ~40 us a call: the answers for short names are cached.
+    """
+    if len(name) + sum(map(len, names)) > _CACHED_CHARS:
+        return _closest_uncached(name, names)
+    return _closest_cached(name, names)
+
+
+def _closest_uncached(name: str, names: tuple[str, ...]) -> str | None:
     import difflib  # only for an invalid line: slow to import
 
-    names = list(choices)
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    if not close and len(name) >= 3:  # "strip" -> "strip_whitespace"
-        close = [n for n in names if n.startswith(name) or name in n][:1]
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return close[0] if close else None
+
+
+_closest_cached = functools.lru_cache(maxsize=512)(_closest_uncached)
 
 
 def _wrong_type(field: str, expected: str, value: Any) -> Problem:
@@ -90,11 +115,9 @@ def _check_fields(obj: Mapping[str, Any]) -> list[Problem]:
     for field in REQUIRED_FIELDS:
         if field not in obj:
             msg = f"required field {field!r} is missing"
-            import difflib  # only for an invalid line: slow to import
-
-            near = difflib.get_close_matches(field, unknown, n=1, cutoff=0.6)
-            if near:
-                msg += f" (found {near[0]!r}; did you mean {field!r}?)"
+            near = _closest(field, tuple(unknown)) if unknown else None
+            if near is not None:
+                msg += f" (found {near!r}; did you mean {field!r}?)"
             problems.append(("missing_field", field, msg))
     return problems
 

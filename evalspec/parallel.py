@@ -200,15 +200,19 @@ def check_chunk(
     return check_block(data, start, spec, fast)
 
 
-def check_block(data: bytes, start: int, spec: AnySpec, fast: FastPath | None) -> ChunkResult:
-    """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file."""
+def check_block(
+    data: bytes, start: int, spec: AnySpec, fast: FastPath | None, origin: int = 0
+) -> ChunkResult:
+    """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file,
+    numbered from ``origin`` when it is known (a worker does not know it)."""
     # Split exactly as read_lines splits a file (at b"\n", each line keeping
     # it; the line checks drop it). _blocks already bounded the line length,
     # so the hot path takes the C splitter rather than the bounded generator.
     lines = io.BytesIO(data).readlines()
-    # Line 1 may carry a BOM; any other chunk's first line is numbered 2 so it
-    # is never taken for line 1. The parent renumbers.
-    origin = 1 if start == 0 else 2
+    # Line 1 may carry a BOM; any other chunk's first line is numbered (at least)
+    # 2 so it is never taken for line 1. The parent renumbers, if need be.
+    if origin <= 0:
+        origin = 1 if start == 0 else 2
     n = len(lines)
     # The hot loop runs in C (map); only lines the fast path cannot vouch for
     # (None) come back to Python, found with list.index.
@@ -382,7 +386,8 @@ def iter_problems(
                     from evalspec.fastpath import FastPath
 
                     fast_path = FastPath(spec)  # the same verdicts, sooner on big input
-                result = check_block(data, start, spec, fast_path)
+                # Numbered as they are reported: no error record is built twice.
+                result = check_block(data, start, spec, fast_path, first_line)
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
                 first_line += result.lines
                 if on_chunk is not None:

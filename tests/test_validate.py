@@ -116,6 +116,59 @@ def test_unknown_category_suggests_a_close_name(registry: Registry) -> None:
     assert "did you mean 'arithmetic'?" in errors[0].message
 
 
+def test_suggestions_are_the_same_for_a_name_seen_again_and_for_a_very_long_one(
+    registry: Registry,
+) -> None:
+    from evalspec import linecheck
+
+    for _ in range(2):  # the second time from the cache
+        _, errors = validate_task(task(category="arithmatic"), registry=registry)
+        assert "did you mean 'arithmetic'?" in errors[0].message
+        _, errors = validate_task(task(targets=..., target=["41"]), registry=registry)
+        missing = next(e for e in errors if e.rule == "missing_field")
+        assert "(found 'target'; did you mean 'targets'?)" in missing.message
+    # A hostile file's long names are matched, but never kept by the cache.
+    long_name = "arithmetic" + "x" * 5000
+    before = linecheck._closest_cached.cache_info().currsize
+    for i in range(3):
+        _, errors = validate_task(task(category=long_name + str(i)), registry=registry)
+        assert [e.rule for e in errors] == ["unknown_category"]
+        _, errors = validate_task(task(targets=..., **{long_name + str(i): 1}), registry=registry)
+        assert sorted(e.rule for e in errors) == ["missing_field", "unknown_field"]
+    assert linecheck._closest_cached.cache_info().currsize == before
+
+
+def test_duplicate_keys_are_found_while_other_threads_parse(registry: Registry) -> None:
+    # The parser skips its walk for repeated keys when no object repeated one
+    # during the parse, counted across threads: no thread may miss its own.
+    import threading
+
+    from evalspec.jsonline import parse_line
+
+    plain = json.dumps({"a": {"b": [1, {"c": 2}]}, "d": 3})
+    repeated = '{"a": {"b": [1, {"c": 2, "c": 3}]}, "d": 3}'
+    failures: list[str] = []
+
+    def parse(text: str, want: list[str]) -> None:
+        for _ in range(2000):
+            _, problems = parse_line(text)
+            if [p.field for p in problems] != want:
+                failures.append(text)
+                return
+
+    threads = [
+        threading.Thread(target=parse, args=(plain, [])),
+        threading.Thread(target=parse, args=(repeated, ["a.b[1].c"])),
+        threading.Thread(target=parse, args=(plain, [])),
+        threading.Thread(target=parse, args=(repeated, ["a.b[1].c"])),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
 @pytest.mark.parametrize(
     ("field", "value", "path"),
     [
