@@ -6,7 +6,7 @@ scaffold) goes through :func:`write_atomic`: the bytes go to a temp file in
 the same directory, are fsync-ed, and the temp file is renamed over the
 target (then the directory is fsync-ed), so a reader sees the old file or
 the new one, never an empty or partial one. Read-modify-write sequences
-(``manifest add``, ``spec lock``, ``init``) hold :func:`repository_lock`
+(``manifest add``, ``spec new``, ``spec lock``, ``init``) hold :func:`repository_lock`
 around the read and the write, so concurrent runs serialise instead of
 losing each other's entries.
 
@@ -116,6 +116,26 @@ def write_atomic(
         return False
     with contextlib.suppress(OSError):
         mode = stat.S_IMODE(os.stat(target).st_mode)
+    try:
+        written = _write_via_temp(path, target, raw, root=root, create_only=create_only, mode=mode)
+    except OSError as exc:
+        # The temp file's name (or none: a full disk fails at flush) means nothing to
+        # the user, who asked for ``path``.
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from exc
+    if written:
+        fsync_dir(target.parent)
+    return written
+
+
+def _write_via_temp(
+    path: str | os.PathLike[str],
+    target: Path,
+    raw: bytes,
+    *,
+    root: str | os.PathLike[str],
+    create_only: bool,
+    mode: int,
+) -> bool:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -136,7 +156,6 @@ def write_atomic(
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    fsync_dir(target.parent)
     return True
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -66,6 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extras = parser.parse_known_args(words)
     if extras:
         chosen_parser(parser, args).unrecognized(extras)
+    try:
+        # Every command looks for its project, layout or repository from here: a
+        # directory deleted under the shell would end each in a traceback.
+        os.getcwd()
+    except OSError as exc:
+        print(
+            f"evalspec: error: cannot use the current directory: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         code: int = args.run(args)
     except EvalspecError as exc:

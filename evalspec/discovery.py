@@ -13,13 +13,22 @@ changes the fingerprint, and the next call rescans with
 Set ``EVALSPEC_NO_PLUGIN_CACHE=1`` to always scan. The cache lives in
 ``$XDG_CACHE_HOME/evalspec`` (default ``~/.cache/evalspec``); a cache that
 cannot be read or written is ignored.
+
+The cache names modules that get imported, so it is untrusted input, read
+and written as the spec snapshot is (:func:`read_own_file`,
+:func:`write_own_file`): a file that is not a regular file of this user's,
+writable only by them, or that is a symlink, too big or not well-formed, is
+ignored and rescanned; a named pipe or ``/dev/zero`` planted there cannot
+stall or exhaust the run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
+import stat
 import sys
 import zlib
 
@@ -31,6 +40,8 @@ if TYPE_CHECKING:
 
 NO_CACHE_ENV = "EVALSPEC_NO_PLUGIN_CACHE"
 _VERSION = 1  # of the cache format
+MAX_CACHE_BYTES = 4 << 20
+"""An entry-point cache file bigger than this is not read (it is not one of ours)."""
 
 
 class Distribution:
@@ -67,6 +78,59 @@ def _cache_file() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     where = f"{zlib.crc32(repr((sys.executable, sys.path)).encode()):08x}"  # one file per env
     return os.path.join(base, "evalspec", f"entry-points-{where}.json")
+
+
+def read_own_file(path: str, max_bytes: int) -> bytes | None:
+    """The bytes of the cache file ``path`` if it is a regular file (not a symlink,
+    nor a named pipe that would block the open) of at most ``max_bytes`` that only
+    this user can write; otherwise ``None``."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        # Checked before anything reads: a directory opens, and only fails at the read.
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(max_bytes + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def write_own_file(path: str, text: str) -> None:
+    """Replace the cache file ``path`` with ``text``, atomically, in a directory only
+    this user can write (made when missing).
+
+    :raises OSError: the directory cannot be made, is not private, or cannot be written.
+    """
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    st = os.lstat(directory)
+    if not stat.S_ISDIR(st.st_mode) or (
+        hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022)
+    ):
+        # A symlink, or a directory someone else can write to: not ours to trust.
+        raise PermissionError(f"{directory} is not a private directory of this user")
+    # A fresh file (never an existing one, never through a symlink) renamed over
+    # the old: a reader sees the old file or the new one, whole.
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def fingerprint() -> list[Any]:
@@ -114,8 +178,10 @@ def entry_points(group: str) -> list[EntryPoint]:
     stamp = fingerprint()
     path = _cache_file()
     try:
-        with open(path, encoding="utf-8") as f:
-            cached = json.load(f)
+        data = read_own_file(path, MAX_CACHE_BYTES)
+        if data is None:
+            raise ValueError("no cache file of ours")
+        cached = json.loads(data)
         if cached["version"] == _VERSION and cached["fingerprint"] == stamp:
             entries = cached["groups"].get(group)
             if entries is not None:
@@ -125,18 +191,12 @@ def entry_points(group: str) -> list[EntryPoint]:
                 ]
         else:
             cached = {"version": _VERSION, "fingerprint": stamp, "groups": {}}
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         cached = {"version": _VERSION, "fingerprint": stamp, "groups": {}}
     found = _scan(group)
     cached["groups"][group] = [
         [ep.name, ep.value, [ep.dist.name, ep.dist.version] if ep.dist else None] for ep in found
     ]
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(cached, f)
-        os.replace(tmp, path)
-    except OSError:  # a read-only home: discovery still works, uncached
-        pass
+    with contextlib.suppress(OSError):  # a read-only home: discovery still works, uncached
+        write_own_file(path, json.dumps(cached))
     return found

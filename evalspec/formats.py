@@ -26,6 +26,7 @@ from evalspec import __version__
 from evalspec.formatnames import FORMATS as FORMATS  # re-exported: the names render_reports accepts
 from evalspec.model import ErrorRecord
 from evalspec.rules import RULES
+from evalspec.wording import one_line
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -51,7 +52,7 @@ class FileReport:
 
 def describe(e: ErrorRecord) -> str:
     """The finding's message, led by the field it concerns."""
-    return f"{e.field}: {e.message}" if e.field else e.message
+    return f"{one_line(e.field)}: {e.message}" if e.field else e.message
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -18,8 +18,9 @@ The rules (README, "Limits and untrusted input"):
   that found nothing wrong but could not deliver all of its output exits
   141, as a program killed by SIGPIPE does.
 - **Output that cannot be written** for any other reason (a full disk,
-  ``> /dev/full``, an I/O error) ends the run at once with exit code 2 and
-  one line ``evalspec: error: cannot write to standard output: REASON``
+  ``> /dev/full``, an I/O error, a standard output closed with ``>&-``) ends
+  the run at once with exit code 2 and one line
+  ``evalspec: error: cannot write to standard output: REASON``
   (on standard error, if that still works), never a traceback, and never
   blamed on an input file: a verdict that cannot be delivered is not a verdict.
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import signal
 import sys
@@ -254,8 +256,28 @@ class _OutputGuard:
         return getattr(self._stream, name)
 
 
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the command was started without one (``evalspec ... >&-``).
+
+    Python then sets ``sys.stdout`` to ``None``, and ``print`` silently drops every
+    line: a clean run would exit 0 with its verdict never seen, and the commands that
+    write to ``sys.stdout`` directly would end with a traceback. The first write is an
+    :class:`OutputFailed`, as on a full disk; a run that writes nothing ends as usual.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self._name = name
+
+    def write(self, text: str) -> int:
+        raise OutputFailed(self._name, "it is closed")
+
+
 def guard_output() -> tuple[_OutputGuard | None, _OutputGuard | None]:
-    """Wrap ``sys.stdout`` and ``sys.stderr`` (when they are real files) in guards."""
+    """Wrap ``sys.stdout`` and ``sys.stderr`` (when they are real files) in guards;
+    a standard output that is closed becomes a :class:`_ClosedOutput`."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput("standard output")
     guards: list[_OutputGuard | None] = []
     for name, shown in (("stdout", "standard output"), ("stderr", "standard error")):
         stream = getattr(sys, name)

@@ -14,6 +14,7 @@ built, kept or sent: only ids cross process boundaries.
 from __future__ import annotations
 
 import collections
+import errno
 import heapq
 import io
 import itertools
@@ -160,13 +161,42 @@ def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> l
     return bounds
 
 
+class FileChanged(OSError):
+    """The file was replaced (renamed over) or removed while its chunks were read:
+    a worker opening it by name would read another file's bytes at these offsets."""
+
+
+def _changed() -> FileChanged:
+    return FileChanged(errno.ESTALE, "the file was replaced or removed while it was read")
+
+
+def file_identity(st: os.stat_result) -> tuple[int, int]:
+    """What tells one file from the next at the same path: device and inode."""
+    return (st.st_dev, st.st_ino)
+
+
 def check_chunk(
-    path: str | os.PathLike[str], start: int, end: int, spec: AnySpec, fast: FastPath | None
+    path: str | os.PathLike[str],
+    start: int,
+    end: int,
+    spec: AnySpec,
+    fast: FastPath | None,
+    identity: tuple[int, int] | None = None,
 ) -> ChunkResult:
-    """Stages 1-5 on the lines in bytes ``start:end`` of ``path``."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
+    """Stages 1-5 on the lines in bytes ``start:end`` of ``path``.
+
+    :raises FileChanged: ``identity`` is given and ``path`` is no longer that file.
+    """
+    try:
+        with open(path, "rb") as f:
+            if identity is not None and file_identity(os.fstat(f.fileno())) != identity:
+                raise _changed()
+            f.seek(start)
+            data = f.read(end - start)
+    except FileNotFoundError:
+        if identity is None:
+            raise
+        raise _changed() from None
     return check_block(data, start, spec, fast)
 
 
@@ -289,9 +319,9 @@ def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
         _worker["fast"] = None
 
 
-def _work(job: tuple[str, int, int]) -> ChunkResult:
-    path, start, end = job
-    return check_chunk(path, start, end, _worker["spec"], _worker["fast"])
+def _work(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
+    path, start, end, identity = job
+    return check_chunk(path, start, end, _worker["spec"], _worker["fast"], identity)
 
 
 def _context() -> Any:
@@ -365,7 +395,9 @@ def iter_problems(
             return
         from evalspec.snapshot import encode_spec
 
-        spans = [(os.fspath(path), a, b) for a, b in itertools.pairwise(bounds)]
+        # The workers open the file by name: they check it is still the one open here.
+        identity = file_identity(st)
+        spans = [(os.fspath(path), a, b, identity) for a, b in itertools.pairwise(bounds)]
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 

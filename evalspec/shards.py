@@ -28,6 +28,7 @@ byte for byte the same with or without Ray.
 
 from __future__ import annotations
 
+import errno
 import glob
 import heapq
 import importlib
@@ -52,6 +53,49 @@ Entry = tuple[str, int, int]
 
 class ShardError(EvalspecError):
     """A pattern matches no shard, or a shard cannot be listed."""
+
+
+class RemoteError(OSError):
+    """A remote file system failed with an error of its own that is no OSError
+    (botocore's ``NoCredentialsError``, an HTTP client's): an I/O error of the
+    shard, reported in one line, not a traceback."""
+
+
+def _remote_call(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except (OSError, EvalspecError):
+        raise
+    except Exception as exc:
+        raise RemoteError(errno.EIO, str(exc) or type(exc).__name__) from exc
+
+
+class _RemoteFile:
+    """An fsspec file whose every failure is an OSError (see :class:`RemoteError`)."""
+
+    def __init__(self, f: Any) -> None:
+        self._f = f
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = _remote_call(lambda: self._f.read(size))
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        line: bytes = _remote_call(lambda: self._f.readline(size))
+        return line
+
+    def seek(self, offset: int) -> int:
+        at: int = _remote_call(lambda: self._f.seek(offset))
+        return at
+
+    def close(self) -> None:
+        _remote_call(self._f.close)
+
+    def __enter__(self) -> _RemoteFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def is_pattern(path: str) -> bool:
@@ -87,6 +131,8 @@ def expand(pattern: str) -> list[str]:
             ) from exc
         except (OSError, ValueError) as exc:
             raise ShardError(f"cannot list {pattern}: {exc}") from None
+        except Exception as exc:  # the file system's own (botocore's NoCredentialsError)
+            raise ShardError(f"cannot list {pattern}: {exc or type(exc).__name__}") from None
         found = sorted(fs.unstrip_protocol(p) for p in paths)
     if not found:
         raise ShardError(f"{pattern} matches no shard")
@@ -97,7 +143,10 @@ def open_shard(shard: str) -> IO[bytes]:
     """A binary stream of a shard (a local path, or an fsspec URL)."""
     if "://" not in shard:
         return open(shard, "rb")
-    f: IO[bytes] = _fsspec().open(shard, "rb").open()
+    fsspec = _fsspec()
+    remote = _RemoteFile(_remote_call(lambda: fsspec.open(shard, "rb").open()))
+    # It has the methods the readers call (read, readline, seek, close, with).
+    f: IO[bytes] = remote  # type: ignore[assignment]
     return f
 
 

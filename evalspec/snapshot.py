@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 import sys
 import zlib
 from types import MappingProxyType
@@ -361,27 +360,10 @@ def _checksum(key: Any, spec: Any) -> str:
 # -- reading and writing ---------------------------------------------------------------
 
 
-def _read_own_file(path: str) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file (not a symlink) that only this
-    user can write; otherwise ``None``."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            return None
-        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
-            return None
-        return f.read(MAX_BYTES + 1)
-
-
 def _current_spec_doc(path: str, spec_version: int | None) -> Any:
     """The ``spec`` part of the snapshot at ``path`` if the file is well-formed
     and current (its checksum, key and every dependency's stamp), else ``None``."""
-    data = _read_own_file(path)
+    data = discovery.read_own_file(path, MAX_BYTES)
     if data is None:
         return None
     try:
@@ -427,24 +409,4 @@ def write(path: str, registry: Registry, spec_version: int | None) -> None:
         "spec": spec,
         "checksum": _checksum([key, deps], spec),
     }
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    st = os.lstat(directory)
-    if not stat.S_ISDIR(st.st_mode) or (
-        hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022)
-    ):
-        # A symlink, or a directory someone else can write to: not ours to trust.
-        raise PermissionError(f"{directory} is not a private directory of this user")
-    # A fresh file (never an existing one, never through a symlink) renamed over
-    # the old: a reader sees the old snapshot or the new one, whole.
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    discovery.write_own_file(path, json.dumps(doc, separators=(",", ":")))

@@ -279,3 +279,15 @@ def test_a_reader_never_sees_a_partial_lock_during_repairs(tmp_path: Path) -> No
     for text in seen:
         doc = json.loads(text)  # never empty, never half a file
         assert [e["version"] for e in doc["released"]] == [1, 2]
+
+
+def test_a_failed_write_names_the_target_not_the_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    target.mkdir()  # os.replace cannot put a file over a directory
+    with pytest.raises(OSError) as info:
+        write_atomic(target, "{}", root=tmp_path)
+    assert info.value.filename == str(target)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    with pytest.raises(OSError) as info:
+        write_atomic(tmp_path / "missing" / "r.json", "{}", root=tmp_path)
+    assert info.value.filename == str(tmp_path / "missing" / "r.json")

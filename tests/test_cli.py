@@ -140,3 +140,59 @@ def test_console_script_matches_python_m() -> None:
     r = subprocess.run([str(exe), "validate", str(GOOD)], capture_output=True, text=True)
     assert r.returncode == 0
     assert r.stdout == evalspec("validate", str(GOOD)).stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "{good}"],
+        ["render", "{good}"],
+        ["schema"],
+        ["lint"],
+        ["spec", "list"],
+        ["score", "{good}", "{predictions}"],
+        ["gate", "{good}"],
+        ["manifest", "verify"],
+    ],
+)
+def test_a_deleted_current_directory_is_one_line_not_a_traceback(
+    args: list[str], tmp_path: Path
+) -> None:
+    names = {"good": str(GOOD), "predictions": str(FIXTURES.path("predictions.jsonl"))}
+    gone = tmp_path / "gone"
+    shell = 'mkdir "$0" && cd "$0" && rmdir "$0" && exec "$@"'
+    command = [sys.executable, "-m", "evalspec", *(a.format(**names) for a in args)]
+    done = subprocess.run(
+        ["sh", "-c", shell, str(gone), *command],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "evalspec: error: cannot use the current directory: No such file or directory\n"
+    )
+
+
+def test_control_characters_in_a_field_or_path_cannot_forge_output_lines(tmp_path: Path) -> None:
+    # A JSON key is the field of its unknown_field error: "\r", ESC[2K (erase the line)
+    # and "\n" printed raw let a task file print a fake all-valid summary over its own
+    # error on a terminal, and split one problem over several lines.
+    forged = "\r\x1b[2Kfixtures/tasks.jsonl: 10 tasks, 10 valid, 0 invalid\n\x1b[8m"
+    task = json.loads(GOOD.read_text().splitlines()[0])
+    odd = tmp_path / "odd\nname.jsonl"
+    odd.write_text(json.dumps({**task, forged: 1}) + "\n")
+    for fmt in ("text", "github"):
+        done = evalspec("validate", "--format", fmt, str(odd))
+        assert done.returncode == 1
+        assert "\r" not in done.stdout and "\x1b" not in done.stdout
+        lines = done.stdout.splitlines()
+        assert len(lines) == (2 if fmt == "text" else 1), lines
+        assert json.dumps(forged) in lines[0]
+    text = evalspec("validate", "--format", "text", str(odd)).stdout.splitlines()
+    assert text[0].startswith(json.dumps(str(odd)) + ":1: unknown_field ")
+    assert text[1] == f"{json.dumps(str(odd))}: 1 task, 0 valid, 1 invalid"
+    # A printable field or path is shown as it is.
+    plain = evalspec("validate", str(BAD)).stdout.splitlines()
+    assert plain[-1] == f"{BAD}: 22 tasks, 1 valid, 21 invalid"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -126,6 +127,28 @@ def test_a_directory_stands_for_its_jsonl_files_recursively_sorted(tmp_path: Pat
         f"{tmp_path}/a/y.jsonl: 3 tasks, 3 valid, 0 invalid",
         f"{tmp_path}/b/z.jsonl: 10 tasks, 10 valid, 0 invalid",
     ]
+
+
+def test_a_jsonl_name_below_a_directory_that_is_no_regular_file_is_reported(
+    tmp_path: Path,
+) -> None:
+    # A dangling symlink (a dataset a pull request deleted but left linked), a named
+    # pipe (reading it would wait for a writer) and a device were silently skipped:
+    # the run said every file was valid and exited 0.
+    shutil.copy(GOOD, tmp_path / "a.jsonl")
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "deleted.jsonl")
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+    r = evalspec("validate", str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == f"{tmp_path}/a.jsonl: 10 tasks, 10 valid, 0 invalid\n"
+    assert r.stderr.splitlines() == [
+        f"evalspec: error: cannot read {tmp_path}/gone.jsonl: No such file or directory",
+        f"evalspec: error: {tmp_path}/pipe.jsonl: not a regular file, not read",
+        f"evalspec: error: {tmp_path}/zero.jsonl: not a regular file, not read",
+    ]
+    rendered = evalspec("render", str(tmp_path))
+    assert rendered.returncode == 2 and rendered.stdout == ""
 
 
 def test_render_takes_directories_and_several_files(tmp_path: Path) -> None:
@@ -324,3 +347,55 @@ def test_colour_on_a_real_terminal_unless_no_color(tmp_path: Path) -> None:
             capture_output=True,
         )
         assert (ESC.encode() in out.read_bytes()) is coloured
+
+
+def test_a_task_file_a_symlink_sends_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
+    # A pull request can add datasets/x.jsonl -> /proc/self/environ: each line of it is
+    # an invalid task, and --format json printed each line's text, so the CI job's
+    # environment (its tokens) went into the log.
+    repo = tmp_path / "repo"
+    (repo / "datasets").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    shutil.copy(GOOD, repo / "datasets" / "a.jsonl")
+    (repo / "datasets" / "env.jsonl").symlink_to("/proc/self/environ")
+    outside = tmp_path / "outside.jsonl"
+    shutil.copy(GOOD, outside)
+    (repo / "datasets" / "shared.jsonl").symlink_to(outside)
+    (repo / "datasets" / "inside.jsonl").symlink_to(repo / "datasets" / "a.jsonl")
+    env = {"EVALSPEC_AUDIT_SECRET": "hunter2-audit"}
+    refused = [
+        # /proc/self resolves to the pid of the run
+        re.escape("evalspec: error: refusing to read datasets/env.jsonl: it is a symlink to ")
+        + r"/proc/\d+/environ"
+        + re.escape(f", outside {repo}"),
+        re.escape(
+            f"evalspec: error: refusing to read datasets/shared.jsonl: it is a symlink to "
+            f"{outside}, outside {repo}"
+        ),
+    ]
+    for args in (["datasets"], ["datasets/env.jsonl", "datasets/shared.jsonl"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "evalspec", "validate", "--format", "json", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env={**os.environ, **env},
+        )
+        assert done.returncode == 2, done.stderr
+        assert "hunter2-audit" not in done.stdout + done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == len(refused)
+        assert all(re.fullmatch(want, got) for want, got in zip(refused, lines, strict=True)), lines
+    assert [f["path"] for f in json.loads(done.stdout)["files"]] == []
+    # A symlink that stays inside, and a file named outside on purpose, are read.
+    ok = subprocess.run(
+        [sys.executable, "-m", "evalspec", "validate", "datasets/inside.jsonl", str(outside)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert ok.returncode == 0, ok.stderr

@@ -39,3 +39,27 @@ def test_lfs_pointer_side_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     assert main(["diff", str(old), str(new)]) == 2
     assert "git lfs pull" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("side", "says"),
+    [
+        ("missing.jsonl", "no such file"),
+        # These were "no such file" too: the user was told a device, a named pipe or
+        # a directory did not exist.
+        ("/dev/zero", "not a regular file (diff reads each side twice)"),
+        ("fifo.jsonl", "not a regular file (diff reads each side twice)"),
+        (".", "not a regular file (diff reads each side twice)"),
+    ],
+)
+def test_a_side_that_is_no_regular_file_is_named_for_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], side: str, says: str
+) -> None:
+    import os
+
+    old = tmp_path / "old.jsonl"
+    old.write_text('{"task_id": "t1"}\n')
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    new = side if side.startswith("/") else str(tmp_path / side)
+    assert main(["diff", str(old), new]) == 2
+    assert capsys.readouterr().err == f"evalspec: error: {new}: {says}\n"

@@ -112,3 +112,59 @@ def test_ci_formats_carry_every_lint_problem(
     assert cases["datasets/example.jsonl"].find("failure") is None
     failure = cases["datasets/other.jsonl"].find("failure")
     assert failure is not None and "card_missing" in (failure.text or "")
+
+
+def test_a_dataset_a_symlink_sends_out_of_the_repository_is_not_read(
+    tmp_path: Path,
+) -> None:
+    # Each line of datasets/env.jsonl -> /proc/self/environ is an invalid task, and
+    # --format json printed each line's text: the CI job's environment, in its log.
+    import os
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    scaffold(repo)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "datasets" / "env.jsonl").symlink_to("/proc/self/environ")
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "lint", "--no-git", "--format", "json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, "EVALSPEC_AUDIT_SECRET": "hunter2-audit"},
+    )
+    assert done.returncode == 2, done.stderr
+    assert "hunter2-audit" not in done.stdout + done.stderr
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("evalspec: error: refusing to read datasets/env.jsonl: it is a symlink")
+    assert line.endswith(f"/environ, outside {repo}")
+
+
+@pytest.mark.parametrize("kind", ["dangling", "fifo", "device"])
+def test_a_dataset_that_is_no_regular_file_is_reported_not_skipped(
+    layout: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    # These were silently left out: "0 problems", exit 0, one dataset never checked.
+    import os
+
+    odd = layout / "datasets" / "odd.jsonl"
+    if kind == "dangling":
+        odd.symlink_to(layout / "datasets" / "deleted.jsonl")
+    elif kind == "fifo":
+        os.mkfifo(odd)
+    else:
+        odd.symlink_to("/dev/zero")
+    (layout / "datasets" / "other.jsonl").unlink()
+    assert main(["lint", "--no-git"]) == 2
+    err = capsys.readouterr().err
+    if kind == "dangling":
+        assert err == "evalspec: error: cannot read datasets/odd.jsonl: No such file or directory\n"
+    elif kind == "fifo":
+        assert err == "evalspec: error: datasets/odd.jsonl: not a regular file, not read\n"
+    else:  # the device is outside the layout, too
+        assert err.startswith("evalspec: error: refusing to read datasets/odd.jsonl: it is a ")
+        assert err.endswith(f"symlink to /dev/zero, outside {layout}\n")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -95,3 +97,73 @@ def test_the_cache_can_be_switched_off(site: Path, monkeypatch: pytest.MonkeyPat
     _dist(site, "plug_e", "f = json:dumps")
     assert _names() == _truth()
     assert not (site.parent / "cache").exists()
+
+
+def _at_most_1_gib() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def _poison(entry_file: Path, how: str) -> None:
+    entry_file.unlink()
+    if how == "fifo":
+        os.mkfifo(entry_file)  # open() for reading waited for a writer for ever
+    elif how == "dev-zero":
+        entry_file.symlink_to("/dev/zero")  # json.load read until memory ran out
+    elif how == "deep":
+        entry_file.write_text("[" * 100_000 + "]" * 100_000)  # a RecursionError traceback
+    else:
+        entry_file.mkdir()
+
+
+@pytest.mark.parametrize("how", ["fifo", "dev-zero", "deep", "directory"])
+def test_a_hostile_cache_file_is_ignored_by_the_command(tmp_path: Path, how: str) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop(discovery.NO_CACHE_ENV, None)
+    command = [sys.executable, "-m", "evalspec", "spec", "list"]
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            command,
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            preexec_fn=_at_most_1_gib,
+        )
+
+    first = run()
+    assert first.returncode == 0, first.stderr
+    (entry_file,) = (tmp_path / "cache" / "evalspec").glob("entry-points-*.json")
+    _poison(entry_file, how)
+    again = run()
+    assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, "")
+
+
+def test_a_cache_file_others_can_write_is_not_believed(site: Path, tmp_path: Path) -> None:
+    _dist(site, "plug_f", "g = json:dumps")
+    assert _names() == _truth()
+    (cache_file,) = (tmp_path / "cache" / "evalspec").iterdir()
+    doc = json.loads(cache_file.read_text())
+    doc["groups"][GROUP] = [["g", "os:system", ["plug_f", "1.0"]]]  # what a planter would
+    cache_file.write_text(json.dumps(doc))
+    cache_file.chmod(0o666)
+    assert _names() == _truth() == [("g", "json:dumps", "plug_f")]
+
+
+def test_the_cache_is_never_written_through_a_symlink(site: Path, tmp_path: Path) -> None:
+    _dist(site, "plug_g", "h = json:dumps")
+    assert _names() == _truth()
+    (cache_file,) = (tmp_path / "cache" / "evalspec").iterdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    # The temp file's name was predictable (the pid): a symlink planted there was followed.
+    planted = Path(f"{cache_file}.{os.getpid()}.tmp")
+    planted.symlink_to(victim)
+    _dist(site, "plug_h", "i = json:dumps")  # the cache is rewritten
+    assert _names() == _truth()
+    assert victim.read_text() == "untouched"
+    assert not cache_file.is_symlink()

@@ -162,6 +162,38 @@ def test_an_error_channel_that_cannot_be_written_exits_2_without_a_traceback(
     assert "Traceback" not in done.stdout
 
 
+def _stdout_closed(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run the command started without a standard output (``evalspec ... >&-``)."""
+    shell = ["sh", "-c", 'exec "$@" >&-', "sh", *COMMAND, *args]
+    return subprocess.run(shell, capture_output=True, text=True, check=False, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", str(FIXTURE)],  # printed nothing and exited 0: a verdict never seen
+        ["validate", "--format", "json", str(FIXTURE)],
+        ["render", str(FIXTURE)],  # these ended with an AttributeError traceback
+        ["schema"],
+        ["diff", str(FIXTURE), str(FIXTURE)],
+        ["score", "{one}", "{prediction}"],
+        ["spec", "list"],
+    ],
+)
+def test_a_closed_standard_output_exits_2_with_one_line(args: list[str], tmp_path: Path) -> None:
+    one, prediction = tmp_path / "one.jsonl", tmp_path / "p.jsonl"
+    one.write_text(json.dumps(_task()) + "\n")
+    prediction.write_text(json.dumps({"task_id": _task()["task_id"], "output": "x"}) + "\n")
+    done = _stdout_closed([a.format(one=one, prediction=prediction) for a in args])
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "evalspec: error: cannot write to standard output: it is closed\n"
+
+
+def test_a_closed_standard_output_is_no_error_when_nothing_is_written() -> None:
+    done = _stdout_closed(["validate", "--quiet", str(FIXTURE)])
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_exit_silently(endless: Path, signum: int) -> None:
     code, err, took = _interrupt(["validate", str(endless)], 0.3, signum)

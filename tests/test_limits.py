@@ -142,3 +142,32 @@ def test_score_of_dev_zero_ends_with_an_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "/dev/zero: the line is longer than the maximum of 100000 bytes" in done.stderr
+
+
+def _at_most_1_gib() -> None:
+    # A run that ignores the limit then fails fast (MemoryError) instead of taking the
+    # machine's memory: the test is about the limit being applied, not about the OOM killer.
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "-"])
+def test_render_of_dev_zero_ends_with_an_error(path: str) -> None:
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run(
+            [*COMMAND, "render", path],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env={**os.environ, MAX_LINE_ENV: "100000"},
+            preexec_fn=_at_most_1_gib,
+        )
+    shown = "/dev/zero" if path != "-" else "<stdin>"
+    assert done.returncode == 1, done.stderr
+    assert f"{shown}:1: invalid_json — the line is longer than the maximum of 100000" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr and done.stdout == ""

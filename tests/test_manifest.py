@@ -484,6 +484,40 @@ def test_add_records_the_file_and_ignores_it_in_git_idempotently(
     assert "datasets/manifest.json" in status  # the manifest itself is committed
 
 
+EVALSPEC = [sys.executable, "-m", "evalspec"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "named"),
+    [
+        # The manifest's directory cannot be made: a file is in the way.
+        ("file:datasets/sub", ["--manifest", "datasets/sub/manifest.json"], "datasets/sub"),
+        # .gitignore cannot be rewritten: it is a directory.
+        ("dir:.gitignore", [], ".gitignore"),
+    ],
+)
+def test_add_that_cannot_write_exits_2_with_one_line(
+    repo: Path, setup: str, args: list[str], named: str
+) -> None:
+    kind, where = setup.split(":")
+    if kind == "file":
+        (repo / where).write_text("in the way\n")
+    else:
+        (repo / where).mkdir()
+    (repo / "datasets" / "big.jsonl").write_bytes(DATA)
+    done = subprocess.run(
+        [*EVALSPEC, "manifest", "add", "datasets/big.jsonl", "--uri", "s3://b/big.jsonl", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("evalspec: error: cannot write ") and named in line, line
+
+
 def test_ignore_pattern_matches_exactly_one_file_with_glob_characters(repo: Path) -> None:
     weird = "datasets/a[1]*?#!.bin"
     assert ensure_ignored(repo, weird) is True

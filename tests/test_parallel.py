@@ -221,3 +221,33 @@ def test_renumbering_keeps_every_field_of_an_error_record() -> None:
     moved = _renumber(LineResult(2, None, (record,)), 40)
     assert moved.line == 42
     assert moved.errors == (attrs.evolve(record, line=42),)
+
+
+def test_a_file_replaced_while_its_chunks_are_read_is_an_error(tmp_path: Path) -> None:
+    # The workers open the file by name: after a rename over it (a checkout, a
+    # writer's atomic replace) they read the new file's bytes at the old file's
+    # offsets, and the verdict was of neither file (invalid_json at chunk seams).
+    path = tmp_path / "t.jsonl"
+    lines = [_line(f"id{i}") for i in range(2000)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(b"\n".join([b'{"shifted": 1}', *lines]) + b"\n")
+
+    def swap(tally: Tally) -> None:
+        if replacement.exists():
+            os.replace(replacement, path)
+
+    with pytest.raises(OSError, match="replaced or removed while it was read"):
+        list(iter_problems(str(path), jobs=2, chunk_bytes=4096, on_chunk=swap))
+
+
+def test_a_file_removed_while_its_chunks_are_read_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n".join(_line(f"id{i}") for i in range(2000)) + b"\n")
+
+    def remove(tally: Tally) -> None:
+        if path.exists():
+            path.unlink()
+
+    with pytest.raises(OSError, match="replaced or removed while it was read"):
+        list(iter_problems(str(path), jobs=2, chunk_bytes=4096, on_chunk=remove))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evalspec.project.codeowners import find_codeowners, owners_of, parse_codeowners
+from evalspec.project.scaffold import scaffold
 
 TEXT = """\
 # comment
@@ -61,3 +67,61 @@ def test_github_location_order(tmp_path: Path) -> None:
     (tmp_path / ".github").mkdir()
     (tmp_path / ".github" / "CODEOWNERS").write_text("* @c\n")
     assert find_codeowners(tmp_path) == tmp_path / ".github" / "CODEOWNERS"
+
+
+def _regex_oracle(pattern: str) -> re.Pattern[str]:
+    """The translation to a regex the matcher replaced (exponential on hostile
+    patterns, exact on small ones): the oracle of the property below."""
+    anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
+    body = pattern.strip("/")
+    out = []
+    i = 0
+    while i < len(body):
+        if body.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif body.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif body[i] in "*?":
+            out.append("[^/]*" if body[i] == "*" else "[^/]")
+            i += 1
+        else:
+            out.append(re.escape(body[i]))
+            i += 1
+    prefix = "" if anchored else "(?:.*/)?"
+    if pattern.endswith("/"):
+        suffix = "/.*"
+    elif body.endswith("*") and not body.endswith("**"):
+        suffix = ""
+    else:
+        suffix = "(?:/.*)?"
+    return re.compile(f"^{prefix}{''.join(out)}{suffix}$")
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", ".", "/", "*", "**", "?", "**/"]), max_size=7),
+    st.text(alphabet="ab./", max_size=10),
+)
+def test_the_matcher_agrees_with_the_glob_regex(parts: list[str], path: str) -> None:
+    pattern = "".join(parts) or "a"
+    rules = parse_codeowners(f"{pattern} @o")
+    want = ("@o",) if _regex_oracle(pattern).match(path) else ()
+    assert owners_of(rules, path)[0] == want
+
+
+def test_a_hostile_pattern_cannot_hang_lint(tmp_path: Path) -> None:
+    # "**" 30 times (or "*a" 40 times against a long name) took a backtracking regex
+    # hours on the path datasets/example.jsonl: `evalspec lint` never ended.
+    scaffold(tmp_path)
+    with (tmp_path / "CODEOWNERS").open("a") as f:
+        f.write("/" + "**" * 30 + "Z @x\n" + "*a" * 40 + "Z @y\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "lint", "--no-git"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

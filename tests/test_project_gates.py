@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_helpers import evalspec
 
 from evalspec.project.gates import (
     GateConfigError,
@@ -143,3 +144,39 @@ def test_reports_are_checked(tmp_path: Path) -> None:
         load_report(bad)
     with pytest.raises(ReportError, match="both report dataset 'main'"):
         by_dataset([(good, load_report(good)), (good, load_report(good))])
+
+
+HUGE = "1" + "0" * 400  # an integer JSON and YAML take, far beyond any float
+
+
+def test_a_huge_integer_threshold_is_a_config_problem() -> None:
+    with pytest.raises(GateConfigError) as info:
+        _parse(f"gates:\n  main:\n    exact_match: {{min: {HUGE}}}\n")
+    ((line, message),) = info.value.problems
+    assert line == 3 and "min must be a number in [0, 1]" in message
+
+
+def test_a_huge_integer_in_a_report_is_no_figure() -> None:
+    report = _report("main", 0.9)
+    report["aggregates"]["by_metric"]["exact_match"]["mean"] = int(HUGE)
+    report["aggregates"]["by_metric"]["exact_match"]["ci95"] = [int(HUGE), 1.0]
+    gates = _parse("gates:\n  main:\n    exact_match: {min: 0.5}\n")
+    (verdict,) = check(gates, {"main": report}, {})
+    assert verdict.passed is False and verdict.figure is None
+
+
+def test_the_gate_command_reports_huge_integers_in_one_line(tmp_path: Path) -> None:
+    assert evalspec(tmp_path, "init").returncode == 0
+    report = {**_report("example", 0.9), "schema_version": 2}
+    report["aggregates"]["by_metric"]["exact_match"]["mean"] = "HUGE"
+    (tmp_path / "r.json").write_text(json.dumps(report).replace('"HUGE"', HUGE))
+    (tmp_path / "g.yaml").write_text(f"gates:\n  example:\n    exact_match: {{min: {HUGE}}}\n")
+    bad_config = evalspec(tmp_path, "gate", "r.json", "--config", "g.yaml")
+    assert bad_config.returncode == 2, bad_config.stderr
+    assert "Traceback" not in bad_config.stderr
+    assert "min must be a number in [0, 1]" in bad_config.stderr
+    (tmp_path / "g.yaml").write_text("gates:\n  example:\n    exact_match: {min: 0.5}\n")
+    bad_report = evalspec(tmp_path, "gate", "r.json", "--config", "g.yaml")
+    assert bad_report.returncode == 1, bad_report.stderr
+    assert "Traceback" not in bad_report.stderr
+    assert bad_report.stdout.startswith("FAIL")

@@ -139,3 +139,31 @@ def test_schema_follows_the_spec_version(example_registry: Registry, data: st.Da
 def _evalspec_admits_at(task: object, registry: Registry, version: int) -> bool:
     _, errors = validate_task(task, registry=registry, spec_version=version)  # type: ignore[arg-type]
     return not errors
+
+
+@pytest.mark.parametrize("indent", ["99999999999", "17", "-1"])
+def test_an_indent_out_of_range_is_a_usage_error(indent: str) -> None:
+    # 99999999999 asked json for a string of that many spaces: a MemoryError traceback.
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "schema", "--indent", indent],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"evalspec schema: error: argument --indent: must be between 0 and 16, not {indent}"
+    )
+
+
+def test_an_indent_in_range_indents() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "schema", "--indent", "16"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert done.stdout.splitlines()[1].startswith(" " * 16 + '"')

@@ -173,6 +173,32 @@ def test_min_isolation_at_the_tier_in_force_runs(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["provenance"]["code_exec"] == {"isolation_tier": tier}
 
 
+@pytest.mark.parametrize("allow", [[], ["--allow-code-exec"]])
+def test_an_unknown_min_isolation_tier_is_refused_without_code_exec_tasks_too(
+    tmp_path: Path, allow: list[str]
+) -> None:
+    # A typo in CI ("namspace") passed silently while the tasks held no code_exec
+    # task, and only failed the day one was added.
+    tasks, preds = tmp_path / "tasks.jsonl", tmp_path / "predictions.jsonl"
+    task = json.loads(fixture_dir().joinpath("tasks.jsonl").read_text().splitlines()[0])
+    assert task["category"] != "code_exec"
+    tasks.write_text(json.dumps(task) + "\n")
+    preds.write_text(json.dumps({"task_id": task["task_id"], "output": "x"}) + "\n")
+    score = [sys.executable, "-m", "evalspec", "score", str(tasks), str(preds), *allow]
+    proc = subprocess.run(
+        [*score, "--min-isolation", "namspace"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines()[-1] == (
+        "evalspec score: error: argument --min-isolation: unknown isolation tier "
+        "'namspace'; choose one of namespace, uid-drop, rlimits-only"
+    )
+
+
 def test_an_unknown_min_isolation_tier_is_a_usage_error(tmp_path: Path) -> None:
     proc = _run_fixtures(tmp_path, "--allow-code-exec", "--min-isolation", "fortress")
     assert proc.returncode == 2

@@ -123,6 +123,32 @@ def test_a_pattern_matching_nothing_is_an_io_error(tmp_path: Path) -> None:
     assert "matches no shard" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("url", ["s3://evalspec-audit/*.jsonl", "s3://evalspec-audit/a.jsonl"])
+def test_a_remote_error_that_is_no_oserror_is_one_line(tmp_path: Path, url: str) -> None:
+    # botocore's NoCredentialsError is no OSError: the listing (a glob) and the
+    # reading (one URL) both ended in a traceback with exit code 1.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(
+        AWS_EC2_METADATA_DISABLED="true",  # no wait on the instance metadata service
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+        AWS_CONFIG_FILE=str(tmp_path / "none"),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalspec", "validate", url],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    listed = f"cannot list {url}: " if "*" in url else ""  # as for a listing's OSError
+    assert proc.stderr == (
+        f"evalspec: error: cannot read {url}: {listed}Unable to locate credentials\n"
+    )
+
+
 @pytest.mark.parametrize("command", ["validate", "score"])
 def test_ray_without_the_extra_says_how_to_install_it(shards: Path, command: str) -> None:
     # Ray hidden from the interpreter (None in sys.modules makes its import fail).
@@ -188,3 +214,28 @@ def test_a_file_named_like_a_glob_is_that_file(tmp_path: Path) -> None:
     proc = evalspec("validate", literal)
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout == f"{literal}: 1 task, 1 valid, 0 invalid\n"
+
+
+def test_a_shard_a_symlink_sends_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
+    # As for a task file named or found in a directory: its lines would be printed
+    # back as invalid tasks' text (here /proc/self/environ: the CI job's tokens).
+    repo = tmp_path / "repo"
+    (repo / "data").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "data" / "a.jsonl").write_bytes(task("a"))
+    (repo / "data" / "b.jsonl").symlink_to("/proc/self/environ")
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalspec", "validate", "--format", "json", "data/*.jsonl"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, "EVALSPEC_AUDIT_SECRET": "hunter2-audit"},
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "hunter2-audit" not in proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(
+        "evalspec: error: cannot read data/*.jsonl: refusing to read data/b.jsonl: it is a symlink"
+    )

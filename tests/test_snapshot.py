@@ -98,6 +98,16 @@ def test_a_symlink_or_a_file_others_can_write_is_not_read(written: Path, tmp_pat
     assert snapshot.load(str(written), None) is not None
 
 
+def test_a_directory_or_a_named_pipe_in_its_place_is_not_read(written: Path) -> None:
+    written.unlink()
+    written.mkdir()  # opened fine, then failed at the read: an IsADirectoryError traceback
+    assert snapshot.load(str(written), None) is None
+    assert snapshot.spec_in_force() is not None
+    written.rmdir()
+    os.mkfifo(written)  # never opened for reading: that would wait for a writer
+    assert snapshot.load(str(written), None) is None
+
+
 def test_writing_replaces_a_symlink_instead_of_writing_through_it(
     written: Path, tmp_path: Path, registry: Registry
 ) -> None:

@@ -346,3 +346,28 @@ def test_spec_list_and_show_show_a_binding(tmp_path: Path) -> None:
     shown = evalspec(root, "spec", "show", "2", "--format", "json")
     bound = json.loads(shown.stdout)["categories"]["summary"]["bound"]
     assert bound == [{"kind": "metric", "name": "exact_match", "version": 2}]
+
+
+def test_concurrent_spec_new_runs_take_one_version_each(tmp_path: Path) -> None:
+    # Each run read the chain's head, then wrote head + 1: four runs at once wrote
+    # four migrations numbered 2, and the chain was broken (duplicate version 2).
+    root = make_project(tmp_path / "suite", 'migrations = "spec/migrations"\n')
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    new = [sys.executable, "-m", "evalspec", "spec", "new", "--metric", "exact_match"]
+    runs = [
+        subprocess.Popen(
+            [*new, "--post-process", "none", "--category", f"cat{i}"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    for run in runs:
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+    made = sorted(p.name.split("_")[0] for p in (root / "spec" / "migrations").glob("*.py"))
+    assert made == ["0002", "0003", "0004", "0005"]
+    check = evalspec(root, "spec", "check")
+    assert "duplicate version" not in check.stdout

@@ -84,8 +84,10 @@ def _sides(
             raise _Usage("give OLD and NEW files, or --rev A..B PATH")
         old_p, new_p = Path(args.paths[0]), Path(args.paths[1])
         for p in (old_p, new_p):
-            if not p.is_file():
+            if not p.exists():
                 raise _Usage(f"{p}: no such file")
+            if not p.is_file():  # a device, a named pipe, a directory: it cannot be reread
+                raise _Usage(f"{p}: not a regular file (diff reads each side twice)")
         return (
             stack.enter_context(old_p.open("rb")),
             stack.enter_context(new_p.open("rb")),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 
 from evalspec.terminal import CHOICES
@@ -38,10 +39,12 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     """``paths`` with each directory replaced by the ``*.jsonl`` files below it
     (recursively, sorted by path components; symlinked directories are not entered,
     so a loop cannot run away). Returns ``(files, problems)``: a directory holding no
-    such file is a problem, as is ``-`` given twice (standard input reads once)."""
+    such file is a problem, as are a ``*.jsonl`` name below it that is not a regular
+    file and ``-`` given twice (standard input reads once)."""
     files: list[str] = []
     problems: list[str] = []
     stdin_seen = False
+    root = repository_of(os.getcwd())
     for raw in paths:
         if raw == STDIN:
             if stdin_seen:
@@ -53,10 +56,73 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
             found = _walk(raw, problems)
             if not found:
                 problems.append(f"{raw}: directory holds no *{PATTERN} file")
-            files.extend(found)
+            files.extend(_kept_inside(found, root, problems))
         else:
-            files.append(raw)
+            files.extend(_kept_inside([raw], root, problems))
     return files, problems
+
+
+def repository_of(directory: str) -> str:
+    """The root reads are kept inside: the git work tree holding ``directory``, else
+    ``directory`` itself (as for writes, see :mod:`evalspec.atomicfile`)."""
+    here = os.path.abspath(directory)
+    at = here
+    while not os.path.lexists(os.path.join(at, ".git")):
+        parent = os.path.dirname(at)
+        if parent == at:
+            return here
+        at = parent
+    return at
+
+
+def _under(root: str, path: str) -> bool:
+    try:
+        return os.path.commonpath([root, path]) == root
+    except ValueError:  # different drives on Windows
+        return False
+
+
+def escape_problem(path: str, root: str) -> str | None:
+    """Why ``path`` must not be read: it is inside ``root`` but a symlink sends it out.
+
+    Task files arrive in pull requests, and a symlink among them
+    (``datasets/x.jsonl -> /proc/self/environ``) would have each of its lines
+    printed back as an invalid task's text. A path named outside ``root`` is
+    read as asked (``None``).
+    """
+    absolute = os.path.abspath(path)
+    real_root = os.path.realpath(root)
+    if not (_under(root, absolute) or _under(real_root, absolute)):
+        return None
+    real = os.path.realpath(absolute)
+    if _under(real_root, real):
+        return None
+    return f"refusing to read {path}: it is a symlink to {real}, outside {root}"
+
+
+def special_problem(path: str) -> str | None:
+    """Why a ``*.jsonl`` found in a directory is not read: a dangling symlink, a named
+    pipe (opening it would wait for a writer) or a device is a problem, never silently
+    skipped. ``None`` for a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(mode):
+        return f"{path}: not a regular file, not read"
+    return None
+
+
+def _kept_inside(paths: list[str], root: str, problems: list[str]) -> list[str]:
+    """``paths`` without those :func:`escape_problem` refuses (added to ``problems``)."""
+    kept = []
+    for path in paths:
+        problem = escape_problem(path, root)
+        if problem is None:
+            kept.append(path)
+        else:
+            problems.append(problem)
+    return kept
 
 
 def _walk(top: str, problems: list[str]) -> list[str]:
@@ -67,11 +133,14 @@ def _walk(top: str, problems: list[str]) -> list[str]:
     found: list[tuple[list[str], str]] = []
     for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):
         dirnames.sort()
-        for name in filenames:
+        for name in sorted(filenames):  # problems in a stable order too
             if name.endswith(PATTERN):
                 path = os.path.join(dirpath, name)
-                if os.path.isfile(path):
+                problem = special_problem(path)
+                if problem is None:
                     found.append((os.path.relpath(path, top).split(os.sep), path))
+                else:
+                    problems.append(problem)
     return [path for _, path in sorted(found)]
 
 
@@ -84,17 +153,6 @@ def stdin_binary() -> IO[bytes]:
     if stream is None:
         raise OSError(errno.EBADF, "standard input is closed")
     return stream
-
-
-def read_bytes(path: str) -> bytes:
-    """All the bytes of ``path`` (standard input for ``-``).
-
-    :raises OSError: the file cannot be read.
-    """
-    if path == STDIN:
-        return stdin_binary().read()
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def add_paths(p: argparse.ArgumentParser, more: str = "") -> None:
@@ -159,8 +217,10 @@ __all__ = [
     "add_paths",
     "add_quiet",
     "display",
+    "escape_problem",
     "expand",
     "not_jsonl_hint",
-    "read_bytes",
+    "repository_of",
+    "special_problem",
     "stdin_binary",
 ]

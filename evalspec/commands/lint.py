@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec.commands.inputs import add_color, add_quiet
 from evalspec.commands.validate import format_error
 from evalspec.terminal import Painter
-from evalspec.wording import counted
+from evalspec.wording import counted, one_line
 
 if TYPE_CHECKING:
     from evalspec.model import ErrorRecord
@@ -90,6 +90,32 @@ def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], lis
     return list(groups.values()), errors
 
 
+def _unreadable(groups: list[tuple[Any, list[Path] | None]]) -> list[str]:
+    """The datasets lint must not open, one problem each: a symlink out of the
+    repository (its lines would be printed back as invalid tasks' text), a dangling
+    symlink, a named pipe or a device (each silently left out of the lint before).
+    The rules are validate's (:mod:`evalspec.commands.inputs`)."""
+    import os
+
+    from evalspec.commands.inputs import escape_problem, repository_of, special_problem
+
+    problems: list[str] = []
+    here = os.getcwd()
+    for layout, files in groups:
+        root = repository_of(str(layout.root))
+        for path in files if files is not None else sorted(layout.datasets.rglob("*.jsonl")):
+            if path.is_dir():
+                continue  # not a dataset file, as for the layout's own listing
+            absolute = os.path.abspath(path)
+            shown = (
+                os.path.relpath(absolute, here) if absolute.startswith(here + os.sep) else absolute
+            )
+            problem = escape_problem(shown, root) or special_problem(shown)
+            if problem is not None:
+                problems.append(problem)
+    return problems
+
+
 def _ci_document(name: str, report: LintReport) -> str:
     """The lint findings in a CI format, one file entry per dataset and card."""
     from evalspec.formats import FileReport, render_reports
@@ -109,7 +135,7 @@ def _summary(report: LintReport, paint: Painter) -> None:
         status = paint("ok", "green") if not d.problems else counted(len(d.problems), "problem")
         version = d.version if d.version is not None else "?"
         print(
-            f"{d.path}: {counted(d.tasks, 'task')}, version {version}, "
+            f"{one_line(d.path)}: {counted(d.tasks, 'task')}, version {version}, "
             f"{d.content_hash or 'no content hash'} — {status}"
         )
     total = sum(1 for _ in report.problems())
@@ -123,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     from evalspec.project.yamlfile import MissingYamlError
 
     groups, errors = _targets(args.paths)
+    errors = errors or _unreadable(groups)
     for e in errors:
         print(f"evalspec: error: {e}", file=sys.stderr)
     if errors:

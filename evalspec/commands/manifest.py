@@ -159,7 +159,12 @@ def _exit_code(problems: list[ManifestProblem] | tuple[ManifestProblem, ...]) ->
 
 def run_add(args: argparse.Namespace) -> int:
     manifest_path, root = _locate(args)
-    result = add(manifest_path, args.file, args.uri, root=root, gitignore=not args.no_gitignore)
+    try:
+        result = add(manifest_path, args.file, args.uri, root=root, gitignore=not args.no_gitignore)
+    except OSError as exc:  # reading problems are ManifestErrors: this is the writing
+        where = exc.filename or manifest_path
+        print(f"evalspec: error: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     entry = result.entry
     verb = "updated" if result.previous is not None else "added"
     print(f"{manifest_path}: {verb} {show(entry.path)} ({entry.size} bytes, sha256 {entry.sha256})")

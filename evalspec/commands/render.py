@@ -4,17 +4,17 @@ model would receive. PATH may be ``-`` (standard input) or a directory."""
 from __future__ import annotations
 
 import argparse
-import io
+import contextlib
 import json
 import sys
 from typing import Any
 
-from evalspec.commands.inputs import add_paths, display, expand, not_jsonl_hint, read_bytes
+from evalspec.commands.inputs import STDIN, add_paths, display, expand, not_jsonl_hint, stdin_binary
 from evalspec.commands.validate import add_spec_version, format_error
 from evalspec.model import TaskSpec
 from evalspec.prompting import render
 from evalspec.registry import default_registry
-from evalspec.validate import validate_file
+from evalspec.validate import ValidationResult, validate_file
 from evalspec.wording import counted
 
 FORMATS = ("jsonl", "json", "text")
@@ -76,6 +76,18 @@ def _write(fmt: str, files: list[tuple[str, list[TaskSpec]]]) -> None:
                 first = False
 
 
+def _validated(path: str, registry: Any) -> ValidationResult:
+    """The tasks of ``path`` read line by line, as validate reads them: the line
+    length limit applies, so ``/dev/zero`` or an endless pipe ends with an
+    ``invalid_json`` error instead of being read into memory whole.
+
+    :raises OSError: the file cannot be read.
+    """
+    with contextlib.ExitStack() as stack:
+        f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
+        return validate_file(f, registry=registry)
+
+
 def run(args: argparse.Namespace) -> int:
     registry = default_registry(args.spec_version)
     paths, input_problems = expand(args.paths)
@@ -88,11 +100,10 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         name = display(path)
         try:
-            data = read_bytes(path)
+            result = _validated(path, registry)
         except OSError as exc:
             print(f"evalspec: error: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-        result = validate_file(io.BytesIO(data), registry=registry)
         for e in result.errors:
             print(format_error(name, e), file=sys.stderr)
         hint = not_jsonl_hint(path, result.errors[0] if result.errors else None)

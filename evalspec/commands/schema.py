@@ -28,9 +28,24 @@ def add_parser(sub: Any) -> None:
         help="the spec version to describe (default: the newest)",
     )
     p.add_argument(
-        "--indent", type=int, default=2, metavar="N", help="JSON indentation (default: 2)"
+        "--indent",
+        type=_indent,
+        default=2,
+        metavar="N",
+        help=f"JSON indentation, 0 to {MAX_INDENT} (default: 2)",
     )
     p.set_defaults(run=run)
+
+
+MAX_INDENT = 16
+"""An indent is a string of that many spaces: a huge one would exhaust the memory."""
+
+
+def _indent(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= MAX_INDENT:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_INDENT}, not {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,6 +26,19 @@ from evalspec.validate import validate_file
 from evalspec.wording import counted
 
 
+def _tier(text: str) -> str:
+    """An isolation tier's name, checked when the command starts: a typo would
+    otherwise pass unseen until the tasks held a code_exec task."""
+    from evalspec.sandbox.errors import UnknownTierError
+    from evalspec.sandbox.tiers import tier_rank
+
+    try:
+        tier_rank(text)
+    except UnknownTierError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -91,6 +104,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--min-isolation",
         metavar="TIER",
+        type=_tier,
         help="refuse to run code_exec below this sandbox isolation tier "
         "(strongest first: namespace, uid-drop, rlimits-only; default: any)",
     )

@@ -9,6 +9,7 @@ usage or I/O error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from typing import Any
@@ -258,6 +259,14 @@ def _new(project: Project, args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"evalspec: error: cannot create {project.migrations}: {exc}", file=sys.stderr)
             return EXIT_USAGE
+    # The chain is read (its head) and version head + 1 written under the lock:
+    # concurrent runs would otherwise all write the same version.
+    held = repository_lock(project.root) if project.root is not None else contextlib.nullcontext()
+    with held:
+        return _new_locked(project, args)
+
+
+def _new_locked(project: Project, args: argparse.Namespace) -> int:
     # A plugin module [tool.evalspec] names but nobody has written yet is the
     # normal state of a first `spec new`: check without it, then scaffold it.
     missing = project.missing_plugins()

@@ -20,7 +20,7 @@ from evalspec.commands.inputs import (
 )
 from evalspec.formatnames import FORMATS
 from evalspec.terminal import Painter
-from evalspec.wording import counted
+from evalspec.wording import counted, one_line
 
 # A warm run on a valid file imports neither typing, the value classes (attrs),
 # the formatters nor the registry: the names below are annotations only, and the
@@ -112,15 +112,15 @@ PLAIN = Painter(False)
 
 def format_error(path: str, e: ErrorRecord, paint: Painter = PLAIN) -> str:
     """``file:line: rule field — message`` (one line, for people)."""
-    field = f" {e.field}" if e.field else ""
-    where = paint(f"{path}:{e.line}:", "bold")
+    field = f" {one_line(e.field)}" if e.field else ""
+    where = paint(f"{one_line(path)}:{e.line}:", "bold")
     return f"{where} {paint(e.rule, 'red', 'bold')}{field} — {e.message}"
 
 
 def summary(path: str, total: int, invalid: int, paint: Painter = PLAIN) -> str:
     """``file: 10 tasks, 9 valid, 1 invalid``."""
     counts = f"{counted(total, 'task')}, {total - invalid} valid, {invalid} invalid"
-    return f"{paint(path + ':', 'bold')} {paint(counts, 'red' if invalid else 'green')}"
+    return f"{paint(one_line(path) + ':', 'bold')} {paint(counts, 'red' if invalid else 'green')}"
 
 
 def _problems(
@@ -242,6 +242,22 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _refuse_escaping(shards: list[str]) -> None:
+    """A local shard is read as a named task file is: not through a symlink out of
+    the repository (see :func:`evalspec.commands.inputs.escape_problem`).
+
+    :raises ShardError: one is.
+    """
+    from evalspec.commands.inputs import escape_problem, repository_of
+    from evalspec.shards import ShardError
+
+    root = repository_of(os.getcwd())
+    for shard in shards:
+        problem = None if "://" in shard else escape_problem(shard, root)
+        if problem is not None:
+            raise ShardError(problem)
+
+
 def _sharded(path: str, executor: str) -> bool:
     """Whether ``path`` names a sharded dataset (a glob or URL, or anything under Ray)."""
     if path == STDIN:
@@ -277,6 +293,7 @@ def _run_sharded(
 
     try:
         shards = expand_shards(pattern)
+        _refuse_escaping(shards)
         if args.executor == "ray":
             from evalspec.executor import stdout_kept_for_reports
 

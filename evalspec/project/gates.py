@@ -97,9 +97,13 @@ class Verdict:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer YAML or JSON takes, beyond any float
+        return None
+    return number if math.isfinite(number) else None
 
 
 def parse_gates(
