@@ -80,8 +80,10 @@ class _RemoteFile:
         data: bytes = _remote_call(lambda: self._f.read(size))
         return data
 
-    def readline(self, size: int = -1) -> bytes:
-        line: bytes = _remote_call(lambda: self._f.readline(size))
+    def readline(self) -> bytes:
+        # No size: fsspec's readline takes none. Only a line already read once in
+        # blocks (so within the line limit) is read again this way.
+        line: bytes = _remote_call(self._f.readline)
         return line
 
     def seek(self, offset: int) -> int:
