@@ -65,6 +65,35 @@ def test_bad_settings_are_named(tmp_path: Path, settings: str, message: str) -> 
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("key", ["lock", "changelog", "migrations"])
+@pytest.mark.parametrize("value", ["../outside.lock", "/tmp/evalspec-outside", "a/../../x"])
+def test_a_setting_leading_out_of_the_repository_is_refused(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    write_project(tmp_path / "p", f"{key} = {value!r}\n")
+    with pytest.raises(ProjectConfigError, match=f"{key} = .* leads outside the repository"):
+        load_project(tmp_path / "p")
+
+
+def test_a_setting_a_symlink_leads_out_of_the_repository_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    root = write_project(tmp_path / "p", 'lock = "spec/evalspec.lock"\n')
+    (root / "spec").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ProjectConfigError, match=r"lock = 'spec/evalspec\.lock' leads outside"):
+        load_project(root)
+
+
+def test_a_setting_may_point_elsewhere_in_the_same_git_repository(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # a monorepo: the project is one directory of it
+    root = write_project(tmp_path / "evals", 'lock = "../evalspec.lock"\n')
+    (root / "inside").mkdir()
+    lock = load_project(root).lock
+    assert lock is not None and lock.resolve() == tmp_path.resolve() / "evalspec.lock"
+    write_project(root, 'lock = "../../evalspec.lock"\n')
+    with pytest.raises(ProjectConfigError, match="leads outside the repository"):
+        load_project(root)
+
+
 def test_missing_migrations_directory_is_named(tmp_path: Path) -> None:
     project = load_project(write_project(tmp_path, 'migrations = "spec/migrations"\n'))
     with pytest.raises(ProjectConfigError, match="the migrations directory spec/migrations does"):

@@ -270,6 +270,9 @@ def load_project(start: str | os.PathLike[str] | None = None) -> Project:
     for key in ("migrations", "lock", "changelog"):
         if key in settings and not isinstance(settings[key], str):
             raise ProjectConfigError(f"{label}: {key} must be a string (a path)")
+    for key in ("migrations", "lock", "changelog"):
+        if key in settings:
+            _inside_the_repository(root, key, settings[key], label)
     plugins = settings.get("plugins", [])
     if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
         raise ProjectConfigError(f"{label}: plugins must be a list of module names")
@@ -282,6 +285,31 @@ def load_project(start: str | os.PathLike[str] | None = None) -> Project:
         changelog=root / settings.get("changelog", DEFAULT_CHANGELOG),
         own_entry_points=tuple(entry_points) if isinstance(entry_points, dict) else (),
     )
+
+
+def _inside_the_repository(root: Path, key: str, value: str, label: str) -> None:
+    """Refuse a setting whose path leads out of the repository (the git work tree
+    holding the project, else the project), by its spelling or through a symlink.
+
+    The settings arrive in pull requests like the rest of the repository: a lock
+    or changelog path outside it would have ``spec lock`` and ``spec new`` write
+    there, a migrations directory outside it would have evalspec import code
+    from there.
+    """
+    boundary = next((d for d in (root, *root.parents) if (d / ".git").exists()), root)
+    path = root / value
+    real_boundary = os.path.realpath(boundary)
+    for spelled, inside in (
+        (os.path.normpath(path), os.path.normpath(boundary)),
+        (os.path.realpath(path), real_boundary),
+    ):
+        try:
+            ok = os.path.commonpath([inside, spelled]) == inside
+        except ValueError:  # another drive
+            ok = False
+        if not ok:
+            msg = f"{label}: {key} = {value!r} leads outside the repository ({boundary})"
+            raise ProjectConfigError(msg)
 
 
 def lock_label(project: Project) -> str:
