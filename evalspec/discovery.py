@@ -74,10 +74,28 @@ class EntryPoint:
         return obj
 
 
-def _cache_file() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def cache_home() -> str | None:
+    """evalspec's cache directory: ``$XDG_CACHE_HOME/evalspec``, else
+    ``~/.cache/evalspec``; ``None`` (no caching) when neither is an absolute path.
+
+    A relative value would put the cache in whatever directory the command runs
+    in, often a repository; the XDG specification says to ignore one.
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "evalspec")
+
+
+def _cache_file() -> str | None:
+    home = cache_home()
+    if home is None:
+        return None
     where = f"{zlib.crc32(repr((sys.executable, sys.path)).encode()):08x}"  # one file per env
-    return os.path.join(base, "evalspec", f"entry-points-{where}.json")
+    return os.path.join(home, f"entry-points-{where}.json")
 
 
 def read_own_file(path: str, max_bytes: int) -> bytes | None:
@@ -173,10 +191,10 @@ def _scan(group: str) -> list[EntryPoint]:
 
 def entry_points(group: str) -> list[EntryPoint]:
     """The entry points of ``group``, in ``importlib.metadata`` order."""
-    if os.environ.get(NO_CACHE_ENV):
+    path = _cache_file()
+    if os.environ.get(NO_CACHE_ENV) or path is None:
         return _scan(group)
     stamp = fingerprint()
-    path = _cache_file()
     try:
         data = read_own_file(path, MAX_CACHE_BYTES)
         if data is None:

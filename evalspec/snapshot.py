@@ -119,9 +119,9 @@ def tables_in_force(spec_version: int | None = None) -> AnySpec:
 def _in_force(spec_version: int | None, decode: Callable[[Any], Any]) -> Any:
     """The snapshot's spec version read by ``decode`` when the snapshot is current,
     else the registry's, built afresh and snapshotted."""
-    if os.environ.get(discovery.NO_CACHE_ENV):
-        return _build(spec_version).spec
     path = snapshot_path(spec_version)
+    if os.environ.get(discovery.NO_CACHE_ENV) or path is None:
+        return _build(spec_version).spec
     doc = _current_spec_doc(path, spec_version)
     if doc is not None:
         try:
@@ -144,11 +144,14 @@ def _build(spec_version: int | None) -> Registry:
     return project_registry(load_project(), spec_version)
 
 
-def snapshot_path(spec_version: int | None) -> str:
-    """Where the snapshot for this interpreter, project and version lives."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def snapshot_path(spec_version: int | None) -> str | None:
+    """Where the snapshot for this interpreter, project and version lives (``None``:
+    no cache directory, see :func:`evalspec.discovery.cache_home`)."""
+    home = discovery.cache_home()
+    if home is None:
+        return None
     where = repr((sys.executable, sys.path, _nearest_pyproject(), spec_version))
-    return os.path.join(base, "evalspec", f"spec-{zlib.crc32(where.encode()):08x}.json")
+    return os.path.join(home, f"spec-{zlib.crc32(where.encode()):08x}.json")
 
 
 # -- the key -------------------------------------------------------------------------

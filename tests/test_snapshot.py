@@ -302,3 +302,51 @@ def test_no_snapshot_is_written_into_a_directory_others_can_write(
     cache.chmod(0o700)
     snapshot.write(path, registry, None)
     assert snapshot.load(path, None) == registry.spec
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"XDG_CACHE_HOME": "cache"}, {"XDG_CACHE_HOME": "", "HOME": "home"}, {"HOME": ""}],
+)
+def test_a_relative_cache_home_is_ignored_not_created_in_the_working_directory(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The XDG rule: a relative XDG_CACHE_HOME (or HOME) is invalid. Honoured, it
+    would put evalspec's cache in whatever directory the command runs in."""
+    shutil.copy(TASKS, tmp_path / "tasks.jsonl")
+    full = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "HOME")}
+    full.update(env)
+    full.pop(discovery.NO_CACHE_ENV, None)
+    full["PYTHONPATH"] = str(example_plugin.FIXTURES.parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "validate", "tasks.jsonl"],
+        cwd=tmp_path,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tasks.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("xdg", "home", "expected"),
+    [
+        ("/x/cache", "/h", "/x/cache/evalspec"),
+        ("cache", "/h", "/h/.cache/evalspec"),  # relative: ignored
+        ("", "/h", "/h/.cache/evalspec"),
+        ("cache", "h", None),
+        (None, "h", None),
+    ],
+)
+def test_the_cache_home_is_an_absolute_path_or_none(
+    monkeypatch: pytest.MonkeyPatch, xdg: str | None, home: str, expected: str | None
+) -> None:
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    monkeypatch.setenv("HOME", home)
+    assert discovery.cache_home() == expected
+    assert (snapshot.snapshot_path(None) is None) == (expected is None)
