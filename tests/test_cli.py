@@ -196,3 +196,25 @@ def test_control_characters_in_a_field_or_path_cannot_forge_output_lines(tmp_pat
     # A printable field or path is shown as it is.
     plain = evalspec("validate", str(BAD)).stdout.splitlines()
     assert plain[-1] == f"{BAD}: 22 tasks, 1 valid, 21 invalid"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "{bad}"],
+        ["validate", "--jobs", "2", "{bad}"],
+        ["render", "{bad}"],
+        ["diff", "{bad}", "{good}"],
+        ["score", "{good}", "{bad}"],
+    ],
+)
+def test_a_file_name_that_cannot_be_read_cannot_forge_error_lines(
+    args: list[str], tmp_path: Path
+) -> None:
+    # The "cannot read NAME" line goes to CI logs: a name holding a line break could
+    # add a line of its own choosing there.
+    bad = str(tmp_path / "missing\nfixtures/tasks.jsonl: 10 tasks, 10 valid, 0 invalid")
+    done = evalspec(*(a.format(bad=bad, good=GOOD) for a in args))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert json.dumps(bad) in done.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, read_bounded
+from evalspec.wording import one_line
 
 
 def add_parser(sub: Any) -> None:
@@ -85,9 +86,9 @@ def _sides(
         old_p, new_p = Path(args.paths[0]), Path(args.paths[1])
         for p in (old_p, new_p):
             if not p.exists():
-                raise _Usage(f"{p}: no such file")
+                raise _Usage(f"{one_line(str(p))}: no such file")
             if not p.is_file():  # a device, a named pipe, a directory: it cannot be reread
-                raise _Usage(f"{p}: not a regular file (diff reads each side twice)")
+                raise _Usage(f"{one_line(str(p))}: not a regular file (diff reads each side twice)")
         return (
             stack.enter_context(old_p.open("rb")),
             stack.enter_context(new_p.open("rb")),
@@ -182,7 +183,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         return 2
     except OSError as exc:
         print(
-            f"evalspec: error: cannot read {exc.filename}: {exc.strerror or exc}", file=sys.stderr
+            f"evalspec: error: cannot read {one_line(str(exc.filename))}: {exc.strerror or exc}",
+            file=sys.stderr,
         )
         return 2
     for side, stream in (("old", old), ("new", new)):
@@ -197,7 +199,10 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     try:
         diff = diff_files(old, new, old_label, new_label)
     except OSError as exc:
-        print(f"evalspec: error: cannot read {title}: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"evalspec: error: cannot read {one_line(title)}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return 2
     diff.old_version = _card_version(old_card)
     diff.new_version = _card_version(new_card)

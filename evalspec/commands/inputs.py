@@ -10,6 +10,7 @@ import stat
 import sys
 
 from evalspec.terminal import CHOICES
+from evalspec.wording import one_line
 
 # Annotations only: the warm `evalspec validate` imports neither typing nor the
 # value classes (attrs). Type checkers treat any name TYPE_CHECKING as true.
@@ -97,7 +98,10 @@ def escape_problem(path: str, root: str) -> str | None:
     real = os.path.realpath(absolute)
     if _under(real_root, real):
         return None
-    return f"refusing to read {path}: it is a symlink to {real}, outside {root}"
+    return (
+        f"refusing to read {one_line(path)}: it is a symlink to {one_line(real)}, "
+        f"outside {one_line(root)}"
+    )
 
 
 def special_problem(path: str) -> str | None:
@@ -107,9 +111,9 @@ def special_problem(path: str) -> str | None:
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
-        return f"cannot read {path}: {exc.strerror or exc}"
+        return f"cannot read {one_line(str(path))}: {exc.strerror or exc}"
     if not stat.S_ISREG(mode):
-        return f"{path}: not a regular file, not read"
+        return f"{one_line(str(path))}: not a regular file, not read"
     return None
 
 
@@ -128,7 +132,7 @@ def _kept_inside(paths: list[str], root: str, problems: list[str]) -> list[str]:
 def _walk(top: str, problems: list[str]) -> list[str]:
     def unreadable(exc: OSError) -> None:
         # A directory that cannot be listed is reported, never silently skipped.
-        problems.append(f"cannot read {exc.filename or top}: {exc.strerror or exc}")
+        problems.append(f"cannot read {one_line(str(exc.filename or top))}: {exc.strerror or exc}")
 
     found: list[tuple[list[str], str]] = []
     for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable, followlinks=False):

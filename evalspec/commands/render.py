@@ -15,7 +15,7 @@ from evalspec.model import TaskSpec
 from evalspec.prompting import render
 from evalspec.registry import default_registry
 from evalspec.validate import ValidationResult, validate_file
-from evalspec.wording import counted
+from evalspec.wording import counted, one_line
 
 FORMATS = ("jsonl", "json", "text")
 
@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = _validated(path, registry)
         except OSError as exc:
-            print(f"evalspec: error: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+            reason = one_line(str(exc.strerror or exc))
+            print(f"evalspec: error: cannot read {one_line(name)}: {reason}", file=sys.stderr)
             return 2
         for e in result.errors:
             print(format_error(name, e), file=sys.stderr)

@@ -23,7 +23,7 @@ from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
 from evalspec.score_report import FORMATS, build_report, format_report
 from evalspec.scoring import open_sandbox, score_tasks
 from evalspec.validate import validate_file
-from evalspec.wording import counted
+from evalspec.wording import counted, one_line
 
 
 def _tier(text: str) -> str:
@@ -182,7 +182,7 @@ def _read(path: str) -> bytes | None:
                     return None
     except OSError as exc:
         reason = exc.strerror or exc
-        print(f"evalspec: error: cannot read {display(path)}: {reason}", file=sys.stderr)
+        print(f"evalspec: error: cannot read {one_line(display(path))}: {reason}", file=sys.stderr)
         return None
     return b"".join(parts)
 

@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
             # A lost --jobs worker is not the file's fault: say so.
             verb = "cannot check" if isinstance(exc, WorkerLost) else "cannot read"
-            print(f"evalspec: error: {verb} {name}: {reason}", file=sys.stderr)
+            print(f"evalspec: error: {verb} {one_line(name)}: {one_line(reason)}", file=sys.stderr)
             reports.append({"path": name, "error": f"{verb}: {reason}"})
             file_reports.append((name, (), reason))
             continue
@@ -310,7 +310,9 @@ def _run_sharded(
             )
     except (OSError, ShardError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        print(f"evalspec: error: cannot read {pattern}: {reason}", file=sys.stderr)
+        print(
+            f"evalspec: error: cannot read {one_line(pattern)}: {one_line(reason)}", file=sys.stderr
+        )
         reports.append({"path": pattern, "error": f"cannot read: {reason}"})
         file_reports.append((pattern, (), reason))
         return False, True
