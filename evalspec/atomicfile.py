@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evalspec.errors import EvalspecError
+from evalspec.repository import inside, repository_of
 
 LOCK_TIMEOUT_SECONDS = 120.0
 """How long a writer waits for another evalspec process to finish with the repository."""
@@ -41,15 +42,8 @@ class LockTimeoutError(EvalspecError):
     """Another process held the repository's evalspec lock for too long."""
 
 
-def _inside(root_real: str, target: str) -> bool:
-    try:
-        return os.path.commonpath([root_real, target]) == root_real
-    except ValueError:  # different drives on Windows
-        return False
-
-
 def _lexically_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
-    return _inside(os.path.abspath(root), os.path.abspath(path))
+    return inside(os.path.abspath(root), os.path.abspath(path))
 
 
 def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> Path:
@@ -71,11 +65,11 @@ def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]
     # The root may be spelled through a symlink, or resolved (as git gives it).
     if _lexically_inside(root, absolute) or _lexically_inside(os.path.realpath(root), absolute):
         root_real = os.path.realpath(root)
-        if not _inside(root_real, parent):
+        if not inside(root_real, parent):
             raise UnsafePathError(
                 f"refusing to write {path}: its directory is a symlink to {parent}, outside {root}"
             )
-        if not _inside(root_real, target):
+        if not inside(root_real, target):
             raise UnsafePathError(
                 f"refusing to write {path}: it is a symlink to {target}, outside {root}"
             )
@@ -206,8 +200,7 @@ def write_report(path: str | os.PathLike[str], text: str) -> None:
     :raises UnsafePathError: the path leads out of it through a symlink.
     :raises OSError: it cannot be written.
     """
-    here = Path.cwd()
-    root = next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), here)
+    root = repository_of(os.getcwd())
     target = resolve_for_write(path, root)
     try:
         special = not stat.S_ISREG(os.stat(target).st_mode)

@@ -434,8 +434,8 @@ def _maybe_embedded(prompt: str, examples: Any, colons: int) -> bool:
         first = text[:64].split(None, 1)
         if first and first[0] not in prompt:
             continue
-        last = text[-64:].rsplit(None, 1)
-        if last and last[-1] not in prompt:
+        end = text[-64:].rsplit(None, 1)
+        if end and end[-1] not in prompt:
             continue
         tokens = (text + " " + ex.completion).split()
         if tokens and all(tok in prompt for tok in tokens):

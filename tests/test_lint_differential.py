@@ -399,6 +399,40 @@ def test_the_task_lists_hold_sketch_keys_the_exact_check_rejects(registry: Regis
     assert collided > found["id_collision"] > 0
 
 
+def test_a_large_group_of_prompts_sharing_a_sketch_is_decided_as_the_reference(
+    registry: Registry,
+) -> None:
+    """Prompts that differ only in where their spaces fall share one sketch; each task
+    also holds a few-shot example that is another task's prompt, or almost. Every
+    leak is looked up once (the group is not walked per example: quadratic)."""
+    letters = "abcdefghijkl"
+    spacings = [
+        "".join(
+            c + (" " if bit == "1" else "") for c, bit in zip(letters, f"{n:011b}0", strict=True)
+        )
+        for n in range(300)
+    ]
+    base = json.loads(_VALID_LINE)
+    tasks = []
+    for n, prompt in enumerate(spacings):
+        example = spacings[(n * 7) % len(spacings)] if n % 3 else prompt.replace(" ", "  ") + "z"
+        tasks.append(
+            {
+                **base,
+                "task_id": f"t{n}",
+                "prompt": prompt.strip() + " Answer:",
+                "few_shot_examples": [{"prompt": example.strip() + " Answer:", "completion": "x"}],
+            }
+        )
+    ours, ref = SemanticChecks(registry, None), Reference(registry, None)
+    for i, task in enumerate(tasks, start=1):
+        ours.add(i, task)
+        ref.add(i, TaskSpec.from_dict(task))
+    found = ours.findings()
+    assert found == ref.findings()
+    assert sum(e.rule == "few_shot_leak" for e in found) == 200  # the check ran
+
+
 def test_the_sketch_key_drops_exactly_the_bytes_of_whitespace() -> None:
     every = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
     assert bytes(sorted({b for c in every for b in c.encode()})) == lintmod._WHITESPACE_BYTES

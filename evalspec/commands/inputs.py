@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 
+from evalspec.repository import inside, repository_of
 from evalspec.terminal import CHOICES
 from evalspec.wording import one_line
 
@@ -63,26 +64,6 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     return files, problems
 
 
-def repository_of(directory: str) -> str:
-    """The root reads are kept inside: the git work tree holding ``directory``, else
-    ``directory`` itself (as for writes, see :mod:`evalspec.atomicfile`)."""
-    here = os.path.abspath(directory)
-    at = here
-    while not os.path.lexists(os.path.join(at, ".git")):
-        parent = os.path.dirname(at)
-        if parent == at:
-            return here
-        at = parent
-    return at
-
-
-def _under(root: str, path: str) -> bool:
-    try:
-        return os.path.commonpath([root, path]) == root
-    except ValueError:  # different drives on Windows
-        return False
-
-
 def escape_problem(path: str, root: str) -> str | None:
     """Why ``path`` must not be read: it is inside ``root`` but a symlink sends it out.
 
@@ -93,10 +74,10 @@ def escape_problem(path: str, root: str) -> str | None:
     """
     absolute = os.path.abspath(path)
     real_root = os.path.realpath(root)
-    if not (_under(root, absolute) or _under(real_root, absolute)):
+    if not (inside(root, absolute) or inside(real_root, absolute)):
         return None
     real = os.path.realpath(absolute)
-    if _under(real_root, real):
+    if inside(real_root, real):
         return None
     return (
         f"refusing to read {one_line(path)}: it is a symlink to {one_line(real)}, "
@@ -224,7 +205,6 @@ __all__ = [
     "escape_problem",
     "expand",
     "not_jsonl_hint",
-    "repository_of",
     "special_problem",
     "stdin_binary",
 ]

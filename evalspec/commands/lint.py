@@ -97,7 +97,8 @@ def _unreadable(groups: list[tuple[Any, list[Path] | None]]) -> list[str]:
     The rules are validate's (:mod:`evalspec.commands.inputs`)."""
     import os
 
-    from evalspec.commands.inputs import escape_problem, repository_of, special_problem
+    from evalspec.commands.inputs import escape_problem, special_problem
+    from evalspec.repository import repository_of
 
     problems: list[str] = []
     here = os.getcwd()

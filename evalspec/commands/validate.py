@@ -248,7 +248,8 @@ def _refuse_escaping(shards: list[str]) -> None:
 
     :raises ShardError: one is.
     """
-    from evalspec.commands.inputs import escape_problem, repository_of
+    from evalspec.commands.inputs import escape_problem
+    from evalspec.repository import repository_of
     from evalspec.shards import ShardError
 
     root = repository_of(os.getcwd())

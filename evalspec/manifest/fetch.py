@@ -28,6 +28,7 @@ from evalspec.manifest.lfs import parse_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry
 from evalspec.manifest.problems import ManifestProblem
 from evalspec.manifest.transport import file_uri_path, open_source, scheme_of
+from evalspec.repository import inside
 
 _REPLACEABLE = frozenset(
     {"size_mismatch", "hash_mismatch", "unmaterialized_lfs_pointer", "missing"}
@@ -144,11 +145,7 @@ def _source_outside_root(manifest: Manifest, uri: str) -> str | None:
     except ManifestError:
         return None  # open_source reports the malformed URI
     root = os.path.realpath(manifest.root)
-    try:
-        inside = os.path.commonpath([root, local]) == root
-    except ValueError:
-        inside = False
-    if inside:
+    if inside(root, local):
         return None
     return (
         f"{uri} is outside the repository; a manifest may only name local files inside it "

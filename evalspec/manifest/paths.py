@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
+from evalspec.repository import inside
+
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _MAX_COMPONENT_BYTES = 255
 MAX_PATH_BYTES = 4095
@@ -115,13 +117,6 @@ def find_root(start: str | os.PathLike[str]) -> Path:
     return Path.cwd()
 
 
-def _inside(root_real: str, target: str) -> bool:
-    try:
-        return os.path.commonpath([root_real, target]) == root_real
-    except ValueError:  # different drives on Windows
-        return False
-
-
 def containment_problem(root: str | os.PathLike[str], path: str) -> str | None:
     """A message when ``path`` (already syntax-checked) resolves outside ``root``.
 
@@ -139,11 +134,11 @@ def containment_problem(root: str | os.PathLike[str], path: str) -> str | None:
             break
         if stat.S_ISLNK(mode):
             target = os.path.realpath(current)
-            if not _inside(root_real, target):
+            if not inside(root_real, target):
                 shown = "/".join(parts[: i + 1])
                 # Where it leads is not shown: the message must reveal nothing outside.
                 return f"{shown!r} is a symlink that leads outside the repository"
     final = os.path.realpath(os.path.join(root_real, *parts))
-    if not _inside(root_real, final):
+    if not inside(root_real, final):
         return "path resolves to a place outside the repository"
     return None

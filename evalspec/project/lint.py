@@ -10,6 +10,7 @@ the file it belongs to.
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import os
@@ -29,6 +30,7 @@ from evalspec.errors import SpecVersionError
 from evalspec.jsonline import decode_bytes, parse_line
 from evalspec.linelimit import bounded_lines
 from evalspec.model import ErrorRecord
+from evalspec.parallel import FileChanged, file_identity
 from evalspec.project import codeowners, gitrepo
 from evalspec.project.card import CardProblem, DataCard, card_path, parse_card
 from evalspec.project.contenthash import PREFIX, canonical, canonical_of_vouched, content_hash
@@ -665,28 +667,30 @@ class SemanticChecks:
     ) -> Iterator[ErrorRecord]:
         """A few-shot example whose prompt is an evaluated prompt of the same dataset
         (the first task with that prompt named)."""
-        for line, i, key in leaks:
+        # Each exact prompt's first task, over the recalled ones: a task whose prompt
+        # is an example's shares the example's sketch, so it was recalled with its
+        # group. (A dict, not a walk of each group per example: a group can hold
+        # thousands of prompts that differ only in where their spaces fall.)
+        first_with: dict[bytes, int] = {}
+        for line, recalled in sorted(exact.items()):
+            first_with.setdefault(recalled.prompt, line)
+        for line, i, _key in leaks:
             task = exact.get(line)
             if task is None:
                 continue
-            wanted = task.examples[i]
-            for line0 in self._group(key):
-                hit = exact.get(line0)
-                if hit is not None and hit.prompt == wanted:
-                    where = (
-                        "itself"
-                        if hit.task_id == task.task_id
-                        else f"{hit.task_id!r} (line {line0})"
-                    )
-                    yield _rec(
-                        line,
-                        "few_shot_leak",
-                        f"few_shot_examples[{i}]",
-                        f"few-shot example {i} is the evaluated prompt of {where}; "
-                        "the answer leaks into the prompt",
-                        task.task_id,
-                    )
-                    break
+            line0 = first_with.get(task.examples[i])
+            if line0 is None:
+                continue
+            hit = exact[line0]
+            where = "itself" if hit.task_id == task.task_id else f"{hit.task_id!r} (line {line0})"
+            yield _rec(
+                line,
+                "few_shot_leak",
+                f"few_shot_examples[{i}]",
+                f"few-shot example {i} is the evaluated prompt of {where}; "
+                "the answer leaks into the prompt",
+                task.task_id,
+            )
 
     def _id_collisions(self, exact: Mapping[int, _Exact]) -> Iterator[ErrorRecord]:
         """Distinct task ids that are equal after NFKC normalisation and case folding
@@ -1084,7 +1088,7 @@ def _read_dataset(
                 problems.extend(Problem(shown, e) for e in verdict.errors)
             read = _signature(f)
             if read != opened:
-                raise DatasetChanged(dataset)
+                raise _changed()
     finally:
         if collecting:
             # Everything allocated meanwhile sits in the youngest generation: the
@@ -1107,18 +1111,16 @@ def _read_dataset(
     return _Hashed(hashed, shown_texts, recall, errors)
 
 
-class DatasetChanged(OSError):
-    """A dataset changed while lint read it: its findings would mix two versions."""
-
-    def __init__(self, dataset: Path) -> None:
-        super().__init__("it changed while lint read it; run lint again")
-        self.dataset = dataset
+def _changed() -> FileChanged:
+    # The error of a --jobs worker that finds its file replaced, in lint's words.
+    return FileChanged(errno.ESTALE, "it changed while lint read it; run lint again")
 
 
 def _signature(f: BinaryIO) -> tuple[int, ...]:
-    """What changes when the open file's bytes do (ctime: also when mtime is set back)."""
+    """What changes when the open file's bytes do: which file it is, its size and
+    times (ctime: also when mtime is set back)."""
     st = os.fstat(f.fileno())
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (*file_identity(st), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _recall(
@@ -1133,14 +1135,14 @@ def _recall(
     (valid tasks all: only those were checked), in a second streaming pass; each
     line's text goes to ``texts``, as its findings will show it.
 
-    :raises DatasetChanged: the file is not the one the first pass read (``read``
+    :raises FileChanged: the file is not the one the first pass read (``read``
         is its :func:`_signature` then), or a wanted line is no valid task now.
     """
     last = max(wanted, default=0)
     found = 0
     with dataset.open("rb") as f:
         if _signature(f) != read:
-            raise DatasetChanged(dataset)
+            raise _changed()
         for number, raw in enumerate(bounded_lines(f), start=1):  # as _read_dataset
             if number > last:
                 break
@@ -1150,7 +1152,7 @@ def _recall(
             if obj is None:
                 verdict = line_verdict(number, raw, spec)
                 if verdict is None or verdict.task is None:
-                    raise DatasetChanged(dataset)
+                    raise _changed()
                 obj = _Decoded(verdict.task.to_dict())
             elif type(obj) is dict:
                 obj = _Decoded(obj)
@@ -1158,7 +1160,7 @@ def _recall(
             found += 1
             yield number, obj
         if found != len(wanted) or _signature(f) != read:
-            raise DatasetChanged(dataset)
+            raise _changed()
 
 
 _UNPARSED: Any = object()

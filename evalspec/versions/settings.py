@@ -38,6 +38,7 @@ import attrs
 
 from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
 from evalspec.hookspecs import hookimpl
+from evalspec.repository import inside, repository_of
 from evalspec.safeload import MAX_TEXT_BYTES, DocumentError, json_depth_problem, read_text_bounded
 from evalspec.versions.lock import Lock, packaged_lock, read_lock, verify
 from evalspec.versions.migration import Migration
@@ -296,20 +297,12 @@ def _inside_the_repository(root: Path, key: str, value: str, label: str) -> None
     there, a migrations directory outside it would have evalspec import code
     from there.
     """
-    boundary = next((d for d in (root, *root.parents) if (d / ".git").exists()), root)
+    boundary = repository_of(root)
     path = root / value
-    real_boundary = os.path.realpath(boundary)
-    for spelled, inside in (
-        (os.path.normpath(path), os.path.normpath(boundary)),
-        (os.path.realpath(path), real_boundary),
-    ):
-        try:
-            ok = os.path.commonpath([inside, spelled]) == inside
-        except ValueError:  # another drive
-            ok = False
-        if not ok:
-            msg = f"{label}: {key} = {value!r} leads outside the repository ({boundary})"
-            raise ProjectConfigError(msg)
+    spelled_inside = inside(boundary, os.path.normpath(path))
+    if not (spelled_inside and inside(os.path.realpath(boundary), os.path.realpath(path))):
+        msg = f"{label}: {key} = {value!r} leads outside the repository ({boundary})"
+        raise ProjectConfigError(msg)
 
 
 def lock_label(project: Project) -> str:
