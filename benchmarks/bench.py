@@ -451,8 +451,8 @@ def _references() -> dict[str, Callable[[str, Sequence[str]], Any]]:
 
 
 def scoring(repeats: int, n: int = 100_000) -> None:
-    if importlib.util.find_spec("evalspec.scoring") is None:
-        print("\nscoring: evalspec.scoring does not exist in this checkout; skipped")
+    if importlib.util.find_spec("evalspec.scoring.scorer") is None:
+        print("\nscoring: evalspec.scoring.scorer does not exist in this checkout; skipped")
         return
     import random
 

@@ -66,9 +66,9 @@ def main() -> None:
         size = new.stat().st_size
         diff = peak_kib(*evalspec, "diff", "--format", "json", str(old), str(new))
         validate = peak_kib(*evalspec, "validate", "--jobs", "1", str(new))
-        baseline = peak_kib(sys.executable, "-c", "import evalspec.cli")
+        baseline = peak_kib(sys.executable, "-c", "import evalspec.cli.dispatch")
     print(f"tasks: {args.tasks}, new file: {size / 2**20:.1f} MiB")
-    print(f"python + import evalspec.cli: {baseline / 1024:.0f} MiB peak RSS")
+    print(f"python + import evalspec.cli.dispatch: {baseline / 1024:.0f} MiB peak RSS")
     print(f"evalspec validate:            {validate / 1024:.0f} MiB peak RSS")
     print(f"evalspec diff:                {diff / 1024:.0f} MiB peak RSS")
 

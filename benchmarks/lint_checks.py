@@ -27,14 +27,14 @@ sys.path.insert(0, str(HERE))
 
 from bench import LINT_LABELS  # noqa: E402  (the labels bench.py --lint writes)
 
-from evalspec.fastpath import FastPath  # noqa: E402
-from evalspec.project import lint as new  # noqa: E402
-from evalspec.project.labels import parse_labels  # noqa: E402
-from evalspec.registry import default_registry  # noqa: E402
+from evalspec.evals import lint as new  # noqa: E402
+from evalspec.evals.labels import parse_labels  # noqa: E402
+from evalspec.registry.build import default_registry  # noqa: E402
+from evalspec.validation.fast import FastPath  # noqa: E402
 
 
 def _baseline_lint(tree: Path) -> Any:
-    """The baseline's ``evalspec/project/lint.py``, on this tree's other modules."""
+    """The baseline's ``evalspec/evals/lint.py``, on this tree's other modules."""
     spec = importlib.util.spec_from_file_location(
         "baseline_lint", tree / "evalspec" / "project" / "lint.py"
     )

@@ -73,7 +73,7 @@ def main() -> int:
     if importlib.util.find_spec("ray") is None:
         print("ray is not installed: pip install 'evalspec-contract[ray]'", file=sys.stderr)
     else:
-        from evalspec.executor import RaySandbox
+        from evalspec.cluster.ray import RaySandbox
 
         box = RaySandbox(limits, address=args.ray_address)
         try:

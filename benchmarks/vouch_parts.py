@@ -2,7 +2,7 @@
 
     python benchmarks/vouch_parts.py FILE [--rounds 5]
 
-Reads FILE into ~1 MiB blocks of whole lines (as ``evalspec.parallel`` does),
+Reads FILE into ~1 MiB blocks of whole lines (as ``evalspec.validation.engine`` does),
 then, interleaved round by round, times the floor (``orjson.loads`` per line)
 and ``FastPath.vouch_ids`` over every block, and a few of the fast path's
 parts alone: the msgspec decode, the colon counts and the metadata
@@ -30,7 +30,7 @@ import msgspec
 import orjson
 
 import evalspec
-from evalspec.fastpath import FastPath, _typed_decoder
+from evalspec.validation.fast import FastPath, _typed_decoder
 
 
 def _blocks(path: str) -> list[tuple[bytes, list[bytes]]]:

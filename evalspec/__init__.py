@@ -9,7 +9,7 @@ from __future__ import annotations
 
 def _quiet_ctrl_c_while_the_command_starts() -> None:
     # Only in the ``evalspec`` command, never for a library user: until
-    # evalspec.interrupts takes over, Ctrl-C ends the start-up with exit 130 and no
+    # evalspec.cli.main takes over, Ctrl-C ends the start-up with exit 130 and no
     # traceback. First thing in the package, so the window before it is Python's own.
     import os
     import sys
@@ -41,8 +41,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__version__ = "0.1.0"
-
 _EXPORTS = {
     "Category": "evalspec.model",
     "ErrorRecord": "evalspec.model",
@@ -52,18 +50,19 @@ _EXPORTS = {
     "TaskSpec": "evalspec.model",
     "hookimpl": "evalspec.hookspecs",
     "hookspec": "evalspec.hookspecs",
-    "Registry": "evalspec.registry",
-    "build_registry": "evalspec.registry",
-    "default_registry": "evalspec.registry",
-    "LineResult": "evalspec.validate",
-    "ValidationResult": "evalspec.validate",
-    "iter_validate": "evalspec.validate",
-    "validate_file": "evalspec.validate",
-    "validate_task": "evalspec.validate",
-    "render": "evalspec.prompting",
-    "post_process": "evalspec.postprocess",
-    "Fixtures": "evalspec.fixtures",
-    "load_fixtures": "evalspec.fixtures",
+    "Registry": "evalspec.registry.build",
+    "build_registry": "evalspec.registry.build",
+    "project_registry": "evalspec.registry.build",
+    "default_registry": "evalspec.registry.build",
+    "LineResult": "evalspec.validation.validator",
+    "ValidationResult": "evalspec.validation.validator",
+    "iter_validate": "evalspec.validation.validator",
+    "validate_file": "evalspec.validation.validator",
+    "validate_task": "evalspec.validation.validator",
+    "render": "evalspec.scoring.render",
+    "post_process": "evalspec.scoring.postprocess",
+    "Fixtures": "evalspec.validation.fixtures",
+    "load_fixtures": "evalspec.validation.fixtures",
     "RULES": "evalspec.rules",
     "EvalspecError": "evalspec.errors",
     "PluginError": "evalspec.errors",
@@ -76,15 +75,16 @@ _EXPORTS = {
     "SpecVersionError": "evalspec.errors",
     "MissingDependencyError": "evalspec.errors",
     "ScoringError": "evalspec.errors",
-    "TaskScore": "evalspec.scoring",
-    "score": "evalspec.scoring",
-    "score_task": "evalspec.scoring",
-    "score_tasks": "evalspec.scoring",
-    "PredictionProblem": "evalspec.predictions",
-    "Predictions": "evalspec.predictions",
-    "read_predictions": "evalspec.predictions",
-    "build_report": "evalspec.score_report",
-    "format_report": "evalspec.score_report",
+    "TaskScore": "evalspec.scoring.scorer",
+    "score": "evalspec.scoring.scorer",
+    "score_task": "evalspec.scoring.scorer",
+    "score_tasks": "evalspec.scoring.scorer",
+    "PredictionProblem": "evalspec.scoring.predictions",
+    "Predictions": "evalspec.scoring.predictions",
+    "read_predictions": "evalspec.scoring.predictions",
+    "build_report": "evalspec.scoring.report",
+    "format_report": "evalspec.scoring.report",
+    "pass_at_k": "evalspec.scoring.passatk",
 }
 
 __all__ = [
@@ -121,7 +121,9 @@ __all__ = [
     "hookspec",
     "iter_validate",
     "load_fixtures",
+    "pass_at_k",
     "post_process",
+    "project_registry",
     "read_predictions",
     "render",
     "score",
@@ -133,7 +135,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    # The version too is read on first use: importing the package imports nothing else.
+    module = "evalspec._version" if name == "__version__" else _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'evalspec' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -146,6 +149,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from evalspec._version import __version__ as __version__
     from evalspec.errors import (
         DuplicateNameError,
         EvalspecError,
@@ -159,7 +163,6 @@ if TYPE_CHECKING:
         UnimplementedNameError,
         UnknownNameError,
     )
-    from evalspec.fixtures import Fixtures, load_fixtures
     from evalspec.hookspecs import hookimpl, hookspec
     from evalspec.model import (
         Category,
@@ -169,14 +172,16 @@ if TYPE_CHECKING:
         PostProcessRule,
         TaskSpec,
     )
-    from evalspec.postprocess import post_process
-    from evalspec.predictions import PredictionProblem, Predictions, read_predictions
-    from evalspec.prompting import render
-    from evalspec.registry import Registry, build_registry, default_registry
+    from evalspec.registry.build import Registry, build_registry, default_registry, project_registry
     from evalspec.rules import RULES
-    from evalspec.score_report import build_report, format_report
-    from evalspec.scoring import TaskScore, score, score_task, score_tasks
-    from evalspec.validate import (
+    from evalspec.scoring.passatk import pass_at_k
+    from evalspec.scoring.postprocess import post_process
+    from evalspec.scoring.predictions import PredictionProblem, Predictions, read_predictions
+    from evalspec.scoring.render import render
+    from evalspec.scoring.report import build_report, format_report
+    from evalspec.scoring.scorer import TaskScore, score, score_task, score_tasks
+    from evalspec.validation.fixtures import Fixtures, load_fixtures
+    from evalspec.validation.validator import (
         LineResult,
         ValidationResult,
         iter_validate,

@@ -1,5 +1,5 @@
 """``python -m evalspec`` is the ``evalspec`` command."""
 
-from evalspec.interrupts import run
+from evalspec.cli.main import run
 
 run()

@@ -40,7 +40,7 @@ Calling semantics (the same for every hook below)
   ``tryfirst``/``trylast`` order a plugin's own implementations;
   ``specname`` and ``optionalhook`` work as in pluggy. pluggy's tracing
   (``pm.trace``, ``pm.add_hookcall_monitoring``) sees every call: build the
-  manager with :func:`evalspec.manager.make_plugin_manager` and pass it as
+  manager with :func:`evalspec.registry.manager.make_plugin_manager` and pass it as
   ``build_registry(plugin_manager=pm)``.
 * An exception raised by an implementation becomes a ``PluginError`` naming
   the plugin and the hook; an ``EvalspecError`` passes through unchanged.

@@ -134,7 +134,7 @@ class PostProcessRule:
     ``shaped_outputs``
         a zero-argument factory returning a hypothesis strategy of raw outputs
         shaped for the rule (fenced blocks for a code extractor). The
-        conformance kit and :func:`evalspec.strategies.model_outputs` draw from
+        conformance kit and :func:`evalspec.testing.strategies.model_outputs` draw from
         it, mixed with arbitrary text. Import hypothesis inside the factory, so
         registering the rule does not need it.
     """

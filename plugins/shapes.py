@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from evalspec.strategies import WHITESPACE, any_text
+from evalspec.testing.strategies import WHITESPACE, any_text
 
 
 def letters() -> st.SearchStrategy[str]:

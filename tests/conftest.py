@@ -2,7 +2,7 @@
 
 Profiles: ``quick`` (the default: 20 derandomized examples, no deadline, so the
 README's test command stays quick), ``ci`` (60 examples: what ``-m slow`` reruns every
-property suite with, in tests/test_property_profiles.py) and ``thorough`` (2000;
+property suite with, in tests/testing/test_property_profiles.py) and ``thorough`` (2000;
 ``HYPOTHESIS_PROFILE=thorough python -m pytest``).
 """
 

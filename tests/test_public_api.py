@@ -56,7 +56,7 @@ def test_all_matches_the_lazy_export_table() -> None:
 
 def test_render_is_the_function_even_after_the_render_command_is_imported() -> None:
     code = (
-        "import evalspec.commands.render, evalspec.prompting\n"
+        "import evalspec.cli.commands.render, evalspec.scoring.render\n"
         "from evalspec import render\n"
         "print(callable(render) and render({'prompt': 'p'}) == 'p')\n"
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import attrs
 
-from evalspec.atomicfile import repository_lock, resolve_for_write
+from evalspec.io.atomicfile import repository_lock, resolve_for_write
 from evalspec.manifest.codec import load_manifest, new_manifest, save_manifest
 from evalspec.manifest.digest import file_sha256
 from evalspec.manifest.errors import ManifestError
@@ -64,7 +64,7 @@ def add(
     path is already listed (its unknown keys are kept). Raises
     :class:`ManifestError` when the file is missing, outside the repository,
     a Git LFS pointer, or the URI or existing manifest is malformed;
-    :class:`~evalspec.atomicfile.UnsafePathError` when the manifest or
+    :class:`~evalspec.io.atomicfile.UnsafePathError` when the manifest or
     ``.gitignore`` is a symlink out of the repository.
 
     The read, update and write of the manifest and ``.gitignore`` hold the

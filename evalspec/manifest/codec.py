@@ -23,8 +23,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalspec.atomicfile import UnsafePathError, resolve_for_write, write_atomic
-from evalspec.jsonline import decode_bytes, parse_line
+from evalspec.io.atomicfile import UnsafePathError, resolve_for_write, write_atomic
+from evalspec.io.jsonline import decode_bytes, parse_line
+from evalspec.io.safeload import DocumentError, json_depth_problem, read_bounded
 from evalspec.manifest.errors import ManifestFormatError
 from evalspec.manifest.model import (
     FORMAT_NAME,
@@ -37,7 +38,6 @@ from evalspec.manifest.model import (
 )
 from evalspec.manifest.paths import find_root, path_collisions, path_syntax_problem
 from evalspec.manifest.problems import ManifestProblem
-from evalspec.safeload import DocumentError, json_depth_problem, read_bounded
 
 MAX_MANIFEST_BYTES = 64 << 20
 """Largest manifest read (64 MiB: some 200,000 entries)."""

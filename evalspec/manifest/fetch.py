@@ -20,7 +20,8 @@ from typing import IO, Any
 
 import attrs
 
-from evalspec.atomicfile import fsync_dir
+from evalspec.io.atomicfile import fsync_dir
+from evalspec.io.repository import inside
 from evalspec.manifest.check import ManifestLike, as_manifest, check_entry, safe_local_path
 from evalspec.manifest.digest import CHUNK_BYTES
 from evalspec.manifest.errors import ManifestError, MissingExtraError
@@ -28,7 +29,6 @@ from evalspec.manifest.lfs import parse_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry
 from evalspec.manifest.problems import ManifestProblem
 from evalspec.manifest.transport import file_uri_path, open_source, scheme_of
-from evalspec.repository import inside
 
 _REPLACEABLE = frozenset(
     {"size_mismatch", "hash_mismatch", "unmaterialized_lfs_pointer", "missing"}
@@ -222,7 +222,7 @@ def fetch_entry(
         return problem("write_failed", f"cannot write {target}: {exc.strerror or exc}")
     finally:
         # Also on KeyboardInterrupt and on the exception evalspec's CLI raises
-        # for SIGTERM and SIGHUP (evalspec.interrupts).
+        # for SIGTERM and SIGHUP (evalspec.cli.main).
         tmp.unlink(missing_ok=True)
     fsync_dir(target.parent)
     return None

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from evalspec.atomicfile import read_for_update, write_atomic
+from evalspec.io.atomicfile import read_for_update, write_atomic
 
 _SPECIAL = re.compile(r"([*?\[\\!#])")
 
@@ -27,7 +27,7 @@ def ignore_pattern(path: str) -> str:
 def ensure_ignored(root: str | os.PathLike[str], path: str) -> bool:
     """Add ``path`` to ``root/.gitignore`` unless a line for it is there; True if added.
 
-    The file is rewritten atomically; hold :func:`evalspec.atomicfile.repository_lock`
+    The file is rewritten atomically; hold :func:`evalspec.io.atomicfile.repository_lock`
     around the call when other processes may add lines at the same time.
 
     :raises UnsafePathError: ``.gitignore`` is a symlink out of the repository.

@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalspec.repository import inside
+from evalspec.io.repository import inside
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _MAX_COMPONENT_BYTES = 255

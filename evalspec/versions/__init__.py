@@ -6,11 +6,11 @@ form one linear chain and :func:`replay` turns the first N of them into the
 :class:`SpecVersion` the validator uses.
 
 The tooling around the chain lives in its own modules, imported on use:
-:mod:`~evalspec.versions.admission` (what a migration must ship),
+:mod:`~evalspec.authoring.gate` (what a migration must ship),
 :mod:`~evalspec.versions.lock` (checksums of released versions),
-:mod:`~evalspec.versions.settings` (``[tool.evalspec]``, the project's own
-migrations, which versions are in force), :mod:`~evalspec.versions.check`
-(``evalspec spec check`` as a function), :mod:`~evalspec.versions.authoring`
+:mod:`~evalspec.registry.project` (``[tool.evalspec]``, the project's own
+migrations, which versions are in force), :mod:`~evalspec.authoring.check`
+(``evalspec spec check`` as a function), :mod:`~evalspec.authoring.new`
 (``spec new``) and :mod:`~evalspec.versions.changelog`.
 """
 

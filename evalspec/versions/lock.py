@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from evalspec.errors import ChecksumMismatchError, LockError, UnreadableFixtureError
-from evalspec.safeload import DocumentError, loads_json, read_text_bounded
+from evalspec.io.safeload import DocumentError, loads_json, read_text_bounded
 from evalspec.versions.migration import Migration
 
 LOCK_FORMAT = 1

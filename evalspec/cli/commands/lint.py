@@ -1,0 +1,183 @@
+"""``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalspec.cli.options import add_color, add_quiet
+from evalspec.io.terminal import Painter
+from evalspec.io.wording import counted, one_line
+from evalspec.validation.messages import format_error
+
+if TYPE_CHECKING:
+    from evalspec.evals.lint import LintReport
+    from evalspec.model import ErrorRecord
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "lint",
+        help="check the datasets of an evals-as-code layout before they are merged",
+        description="Lint datasets: data card, task spec at the card's spec version, labels, "
+        "conflicting targets, few-shot leakage, mcq options, id collisions, LFS pointers, code "
+        "owners and version bumps. Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="a layout directory, a datasets directory or NAME.jsonl files "
+        "(default: the layout at or above the current directory)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "github", "sarif", "junit"),
+        default="text",
+        help="text for people, json for tools; github annotations, SARIF 2.1.0 or JUnit XML "
+        "for CI (see evalspec.cli.formats)",
+    )
+    p.add_argument(
+        "--base",
+        default="HEAD",
+        metavar="REV",
+        help="the revision a changed dataset must have bumped its version against "
+        "(default: HEAD; in CI use the pull request's base, e.g. origin/main)",
+    )
+    p.add_argument("--no-git", action="store_true", help="skip the version-bump check")
+    add_quiet(p, "problems, one line each")
+    add_color(p)
+    p.set_defaults(run=run)
+
+
+def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], list[str]]:
+    """Group the PATH arguments by layout: ``[(layout, files or None for all)]``."""
+    from evalspec.evals.layout import DATASETS, Layout, find_layout
+
+    groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
+    errors: list[str] = []
+    for raw in paths or ["."]:
+        if raw == "-":
+            errors.append(
+                "- (standard input): lint checks datasets beside their data cards; "
+                "give a layout, its datasets/ directory or NAME.jsonl files"
+            )
+            continue
+        path = Path(raw)
+        if not path.exists():
+            errors.append(f"{raw}: no such file or directory")
+            continue
+        layout = find_layout(path)
+        if layout is None:
+            errors.append(
+                f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
+                "above it); run `evalspec init` to create one"
+            )
+            continue
+        key = layout.root
+        if path.is_dir() and path.resolve() == layout.root.resolve():
+            groups[key] = (layout, None)
+            continue
+        files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        current = groups.get(key)
+        if current is not None and current[1] is None:
+            continue
+        before = current[1] if current is not None and current[1] is not None else []
+        groups[key] = (layout, [*before, *files])
+    return list(groups.values()), errors
+
+
+def _unreadable(groups: list[tuple[Any, list[Path] | None]]) -> list[str]:
+    """The datasets lint must not open, one problem each: a symlink out of the
+    repository (its lines would be printed back as invalid tasks' text), a dangling
+    symlink, a named pipe or a device (each silently left out of the lint before).
+    The rules are validate's (:mod:`evalspec.cli.inputs`)."""
+    import os
+
+    from evalspec.cli.inputs import escape_problem, special_problem
+    from evalspec.io.repository import repository_of
+
+    problems: list[str] = []
+    here = os.getcwd()
+    for layout, files in groups:
+        root = repository_of(str(layout.root))
+        for path in files if files is not None else sorted(layout.datasets.rglob("*.jsonl")):
+            if path.is_dir():
+                continue  # not a dataset file, as for the layout's own listing
+            absolute = os.path.abspath(path)
+            shown = (
+                os.path.relpath(absolute, here) if absolute.startswith(here + os.sep) else absolute
+            )
+            problem = escape_problem(shown, root) or special_problem(shown)
+            if problem is not None:
+                problems.append(problem)
+    return problems
+
+
+def _ci_document(name: str, report: LintReport) -> str:
+    """The lint findings in a CI format, one file entry per dataset and card."""
+    from evalspec.cli.formats import FileReport, render_reports
+    from evalspec.evals.lintrules import LINT_RULES
+    from evalspec.rules import RULES
+
+    by_file: dict[str, list[ErrorRecord]] = {d.path: [] for d in report.datasets}
+    for p in report.problems():
+        by_file.setdefault(p.file, []).append(p.error)
+    files = [FileReport(path, tuple(errors)) for path, errors in by_file.items()]
+    rules = {**RULES, **LINT_RULES}
+    return render_reports(name, files, rules=rules, command="evalspec lint")
+
+
+def _summary(report: LintReport, paint: Painter) -> None:
+    for d in report.datasets:
+        status = paint("ok", "green") if not d.problems else counted(len(d.problems), "problem")
+        version = d.version if d.version is not None else "?"
+        print(
+            f"{one_line(d.path)}: {counted(d.tasks, 'task')}, version {version}, "
+            f"{d.content_hash or 'no content hash'} — {status}"
+        )
+    total = sum(1 for _ in report.problems())
+    if not report.datasets:
+        print("no datasets found")
+    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalspec.evals.lint import LintReport, lint_layout
+    from evalspec.evals.yamlfile import MissingYamlError
+
+    groups, errors = _targets(args.paths)
+    errors = errors or _unreadable(groups)
+    for e in errors:
+        print(f"evalspec: error: {e}", file=sys.stderr)
+    if errors:
+        return 2
+    report = LintReport()
+    try:
+        for layout, files in groups:
+            part = lint_layout(layout, files, base=args.base, check_git=not args.no_git)
+            report.datasets.extend(part.datasets)
+            report.layout_problems.extend(part.layout_problems)
+            report.io_errors.extend(part.io_errors)
+    except MissingYamlError as exc:
+        print(f"evalspec: error: {exc}", file=sys.stderr)
+        return 2
+    for e in report.io_errors:
+        print(f"evalspec: error: {e}", file=sys.stderr)
+    if args.format == "json":
+        json.dump(report.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    elif args.format in ("github", "sarif", "junit"):
+        sys.stdout.write(_ci_document(args.format, report))
+    else:
+        paint = Painter.for_stream(sys.stdout, args.color)
+        for p in report.problems():
+            print(format_error(p.file, p.error, paint))
+        if not args.quiet:
+            _summary(report, paint)
+    if report.io_errors:
+        return 2
+    return 0 if report.ok else 1

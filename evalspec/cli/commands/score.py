@@ -1,0 +1,361 @@
+"""``evalspec score TASKS PREDICTIONS``: post-process, score and report a model's outputs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import os
+import sys
+from typing import Any
+
+from evalspec.cli.inputs import STDIN, display, not_jsonl_hint, stdin_binary
+from evalspec.cli.options import add_executor_options
+from evalspec.cli.swapped import looks_swapped
+from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from evalspec.io.wording import counted, one_line
+from evalspec.registry.build import default_registry
+from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
+from evalspec.scoring.intervals import DEFAULT_RESAMPLES
+from evalspec.scoring.passatk import PassAtKError, normalize_ks
+from evalspec.scoring.predictions import PredictionProblem, read_predictions
+from evalspec.scoring.report import FORMATS, build_report, format_report
+from evalspec.scoring.samples import check_ks
+from evalspec.scoring.scorer import open_sandbox, score_tasks
+from evalspec.validation.messages import format_error
+from evalspec.validation.validator import validate_file
+
+
+def _tier(text: str) -> str:
+    """An isolation tier's name, checked when the command starts: a typo would
+    otherwise pass unseen until the tasks held a code_exec task."""
+    from evalspec.sandbox.errors import UnknownTierError
+    from evalspec.sandbox.tiers import tier_rank
+
+    try:
+        tier_rank(text)
+    except UnknownTierError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        msg = f"must be at least 1, got {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        msg = f"must be 0 or more, got {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+MAX_BOOTSTRAP = 100_000
+"""The most ``--bootstrap`` resamples: past this the interval stops moving, the run time not."""
+
+
+def _resamples(text: str) -> int:
+    value = _non_negative(text)
+    if value > MAX_BOOTSTRAP:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BOOTSTRAP}, got {value}")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "score",
+        help="score model outputs against a task file and report",
+        description='Validate TASKS and PREDICTIONS (JSONL, one {"task_id", "output"} per '
+        "line), post-process each output with its task's rule, score it with the task's "
+        "metric, and report per task and per group with bootstrap 95% intervals. Refuses "
+        "to start on invalid tasks unless --allow-bad-tasks. Exit 0 when clean, 1 when "
+        "tasks were refused, none is valid, or the predictions file has problems (then "
+        "the report is still written), 2 on usage or I/O errors.",
+    )
+    p.add_argument("tasks", metavar="TASKS", help="the task file (JSON Lines); - reads stdin")
+    p.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help='the model\'s outputs, one {"task_id", "output"} JSON line per task; '
+        "- reads stdin (one of TASKS and PREDICTIONS at most)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="the report as text (default), json (the documented schema) or markdown",
+    )
+    p.add_argument("--output", metavar="FILE", help="write the report here (default: stdout)")
+    p.add_argument(
+        "--allow-bad-tasks",
+        action="store_true",
+        help="score the valid tasks and report the invalid ones",
+    )
+    p.add_argument(
+        "--allow-code-exec",
+        action="store_true",
+        help="run code_exec tasks: model output is executed in the sandbox",
+    )
+    p.add_argument(
+        "--min-isolation",
+        metavar="TIER",
+        type=_tier,
+        help="refuse to run code_exec below this sandbox isolation tier "
+        "(strongest first: namespace, uid-drop, rlimits-only; default: any)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="code_exec programs run N at a time (default: 1; with --executor ray, the "
+        "cluster's CPUs)",
+    )
+    p.add_argument(
+        "--pass-at",
+        type=_positive,
+        action="append",
+        default=None,
+        metavar="K",
+        help="report pass@K for binary metrics (exact_match, accuracy, code_exec, ...) "
+        "over the n samples of each task (repeatable; default: 1 when the predictions "
+        'carry "outputs"); K above a task\'s n is refused',
+    )
+    add_executor_options(
+        p,
+        "where code_exec programs run: local (this machine, --jobs at a time) or ray "
+        "(each program a Ray task on the cluster; pip install 'evalspec-contract[ray]')",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the bootstrap intervals (default: 0)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=_resamples,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help=f"bootstrap resamples per interval, 0 for none, at most {MAX_BOOTSTRAP} "
+        f"(default: {DEFAULT_RESAMPLES})",
+    )
+    p.add_argument(
+        "--spec-version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="validate and score at spec version N (default: the newest)",
+    )
+    p.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="dataset name in the report (default: the tasks file's stem)",
+    )
+    p.set_defaults(run=run)
+
+
+def _read(path: str) -> bytes | None:
+    from evalspec.io.linelimit import max_line_bytes, overlong_message
+
+    limit = max_line_bytes()
+    parts: list[bytes] = []
+    run = 0  # bytes since the last line break: a file without them must not fill memory
+    try:
+        with contextlib.ExitStack() as stack:
+            f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
+            while chunk := f.read(1 << 20):
+                parts.append(chunk)
+                cut = chunk.rfind(b"\n")
+                run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
+                if run > limit:
+                    print(
+                        f"evalspec: error: {display(path)}: {overlong_message(limit)}",
+                        file=sys.stderr,
+                    )
+                    return None
+    except OSError as exc:
+        reason = exc.strerror or exc
+        print(f"evalspec: error: cannot read {one_line(display(path))}: {reason}", file=sys.stderr)
+        return None
+    return b"".join(parts)
+
+
+def _format_problem(path: str, p: PredictionProblem) -> str:
+    return f"{path}:{p.line}: {p.rule} — {p.message}"
+
+
+def _progress(done: int, total: int) -> None:
+    # About a hundred updates per run, whatever its size.
+    if done != total and done % max(1, total // 100):
+        return
+    width = 30
+    filled = width * done // max(total, 1)
+    bar = "#" * filled + "-" * (width - filled)
+    end = "\n" if done == total else ""
+    print(f"\revalspec: scored {done}/{total} [{bar}]", end=end, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.executor == "ray":
+        from evalspec.cluster.ray import import_ray
+
+        import_ray()  # without the extra: say how to install it before reading anything
+    registry = default_registry(args.spec_version)
+    if args.tasks == STDIN and args.predictions == STDIN:
+        print(
+            "evalspec: error: TASKS and PREDICTIONS cannot both be - (standard input)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    tasks_bytes = _read(args.tasks)
+    predictions_bytes = _read(args.predictions)
+    if tasks_bytes is None or predictions_bytes is None:
+        return EXIT_USAGE
+    tasks_name, predictions_name = display(args.tasks), display(args.predictions)
+    if looks_swapped(tasks_bytes, predictions_bytes):
+        print(
+            f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
+            "tasks: the arguments look swapped",
+            file=sys.stderr,
+        )
+        print(
+            f"evalspec: hint: tasks come first: evalspec score {predictions_name} {tasks_name}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    # Both files are validated from the bytes that are hashed, so the
+    # checksums in the report are of exactly what was scored.
+    validation = validate_file(io.BytesIO(tasks_bytes), registry=registry)
+    invalid_ids = [e.task_id for e in validation.errors if e.task_id is not None]
+    predictions = read_predictions(
+        io.BytesIO(predictions_bytes),
+        [t.task_id for t in validation.validated],
+        invalid_task_ids=invalid_ids,
+    )
+    for e in validation.errors:
+        print(format_error(tasks_name, e), file=sys.stderr)
+    for p in predictions.problems:
+        print(_format_problem(predictions_name, p), file=sys.stderr)
+    hint = not_jsonl_hint(args.tasks, validation.errors[0] if validation.errors else None)
+    if hint is not None:
+        print(hint, file=sys.stderr)
+    if validation.errors and not args.allow_bad_tasks:
+        print(
+            f"evalspec: refusing to score: {validation.invalid} of "
+            f"{counted(validation.total, 'task')} {'is' if validation.invalid == 1 else 'are'} "
+            "invalid (fix them, or pass --allow-bad-tasks to score the valid ones)",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
+    code_tasks = [
+        t
+        for t in validation.validated
+        if registry.metric(t.metric_name).sandboxed and t.task_id in predictions.outputs
+    ]
+    if code_tasks and not args.allow_code_exec:
+        print(
+            f"evalspec: refusing to score: {counted(len(code_tasks), 'task')} "
+            f"{'uses' if len(code_tasks) == 1 else 'use'} a metric that executes "
+            f"the model's output as code ({', '.join(sorted({t.metric_name for t in code_tasks}))})"
+            "; pass --allow-code-exec to run them in the sandbox",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if args.ray_address is not None and args.executor != "ray":
+        print("evalspec: error: --ray-address needs --executor ray", file=sys.stderr)
+        return EXIT_USAGE
+    pass_at = None
+    if args.pass_at is not None:
+        binary = {
+            t.task_id: len(predictions.samples[t.task_id])
+            for t in validation.validated
+            if registry.metric(t.metric_name).binary and t.task_id in predictions.samples
+        }
+        try:
+            pass_at = normalize_ks(args.pass_at)
+            # Refused before anything runs: k above a task's n is no estimate.
+            check_ks(pass_at, binary)
+        except PassAtKError as exc:
+            print(f"evalspec: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    notes = []
+    if not validation.validated:
+        # An empty dataset is a problem, not a score: its aggregates are all null.
+        print(f"evalspec: {tasks_name} holds no valid task to score", file=sys.stderr)
+        notes.append("the tasks file holds no valid task")
+    if predictions.for_invalid_tasks:
+        notes.append(
+            f"{predictions.for_invalid_tasks} predictions name invalid tasks and were not scored"
+        )
+    # SIGINT/SIGTERM end every sandboxed run at once and leave nothing behind
+    # (the probe's runs included).
+    guard = ending_runs_on_signals() if code_tasks else contextlib.nullcontext()
+    try:
+        # Opened before scoring, so a sandbox that cannot reach the asked tier
+        # stops the run before any task is scored.
+        with guard, contextlib.ExitStack() as stack:
+            sandbox: Any = None
+            if code_tasks and args.executor == "ray":
+                from evalspec.cluster.ray import open_ray_sandbox, stdout_kept_for_reports
+
+                stack.enter_context(stdout_kept_for_reports())
+                sandbox = open_ray_sandbox(
+                    args.allow_code_exec, address=args.ray_address, minimum_tier=args.min_isolation
+                )
+                stack.callback(sandbox.close)
+            elif code_tasks:
+                sandbox = open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
+            scores = score_tasks(
+                validation.validated,
+                predictions.for_scoring(),
+                registry=registry,
+                allow_code_exec=args.allow_code_exec,
+                sandbox=sandbox,
+                jobs=args.jobs,
+                progress=_progress if sys.stderr.isatty() else None,
+            )
+    except Interrupted as stop:
+        print(
+            f"\nevalspec: stopped by {stop.signal_name}: every sandboxed run was ended "
+            "and cleaned up; no report was written",
+            file=sys.stderr,
+        )
+        return stop.exit_status
+    stem = "stdin" if args.tasks == STDIN else os.path.splitext(os.path.basename(args.tasks))[0]
+    dataset = args.dataset or stem
+    report = build_report(
+        validation.validated,
+        scores,
+        dataset=dataset,
+        seed=args.seed,
+        bootstrap=args.bootstrap,
+        registry=registry,
+        invalid_tasks=validation.invalid,
+        prediction_problems=predictions.problems,
+        tasks_sha256=hashlib.sha256(tasks_bytes).hexdigest(),
+        predictions_sha256=hashlib.sha256(predictions_bytes).hexdigest(),
+        notes=notes,
+        pass_at=pass_at,
+        executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+    )
+    text = format_report(report, args.format)
+    if args.output:
+        from evalspec.io.atomicfile import write_report
+
+        try:
+            write_report(args.output, text)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            print(f"evalspec: error: cannot write {args.output}: {reason}", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        sys.stdout.write(text)
+    return EXIT_PROBLEMS if predictions.problems or not validation.validated else EXIT_OK

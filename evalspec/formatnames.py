@@ -1,9 +1,0 @@
-"""The names of the CI-native output formats of :mod:`evalspec.formats`.
-
-A module of its own so a command can offer ``--format github|sarif|junit``
-without importing the formatters (and attrs, pathlib, urllib) on every run;
-:mod:`evalspec.formats` re-exports :data:`FORMATS`.
-"""
-
-FORMATS = ("github", "sarif", "junit")
-"""The names accepted by :func:`evalspec.formats.render_reports`."""

@@ -1,0 +1,447 @@
+"""The score report: rows, grouped statistics, counts and provenance.
+
+:func:`build_report` returns the report as a JSON-ready ``dict`` following the
+versioned schema documented in ``docs/score-report.md`` (``"schema":
+"evalspec/score-report"``, ``"schema_version": 2``); :func:`format_report`
+renders it as JSON, plain text or Markdown. Everything in it is a function of
+the inputs and the seed: no timestamps, no host names, sorted group keys, so
+two runs on the same files give byte-identical JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
+from typing import Any
+
+from evalspec._version import __version__
+from evalspec.io.wording import counted
+from evalspec.model import TaskSpec
+from evalspec.registry.build import Registry, default_registry
+from evalspec.scoring.intervals import DEFAULT_RESAMPLES, summarize
+from evalspec.scoring.predictions import PredictionProblem
+from evalspec.scoring.samples import TaskSamples, check_ks, pass_at_aggregates
+from evalspec.scoring.scorer import TaskScore
+from evalspec.scoring.unparsed import extracts
+
+SCHEMA = "evalspec/score-report"
+SCHEMA_VERSION = 2
+"""2: rows of sampled tasks (``"outputs"``) carry their samples, and pass@k for binary metrics."""
+FORMATS = ("text", "json", "markdown")
+
+
+def _label_value(value: Any) -> str | None:
+    """A metadata value as a group key; ``None`` for values that do not group (lists, objects)."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    return None
+
+
+def reference_packages(registry: Registry) -> list[str]:
+    """The distributions behind the registry's metrics, as the metrics declare them, sorted."""
+    return sorted({p for m in registry.metrics.values() for p in m.reference_packages})
+
+
+def _target_notes(tasks: Sequence[TaskSpec], registry: Registry) -> list[str]:
+    """Tasks a metric cannot score meaningfully, by the metric's own ``target_check``."""
+    notes = []
+    for name in sorted(registry.metrics):
+        metric = registry.metrics[name]
+        if metric.target_check is None:
+            continue
+        check = metric.target_check
+        hit = [t.task_id for t in tasks if t.metric_name == name and check(t.targets)]
+        if hit:
+            shown = ", ".join(hit[:5]) + (f" and {len(hit) - 5} more" if len(hit) > 5 else "")
+            why = metric.caveat or "the metric cannot score these targets meaningfully"
+            notes.append(f"{name}: {counted(len(hit), 'task')} ({shown}): {why}")
+    return notes
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _group_stats(
+    groups: Mapping[str, list[float]], *, seed: int, resamples: int, prefix: str
+) -> dict[str, Any]:
+    return {
+        name: summarize(groups[name], seed=seed, key=f"{prefix}/{name}", resamples=resamples)
+        for name in sorted(groups)
+    }
+
+
+def build_report(
+    tasks: Sequence[TaskSpec],
+    scores: Sequence[TaskScore],
+    *,
+    dataset: str = "tasks",
+    seed: int = 0,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    registry: Registry | None = None,
+    invalid_tasks: int = 0,
+    prediction_problems: Sequence[PredictionProblem] = (),
+    tasks_sha256: str | None = None,
+    predictions_sha256: str | None = None,
+    notes: Iterable[str] = (),
+    pass_at: Sequence[int] | None = None,
+    executor: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report of one scoring run as a JSON-ready dict (schema version 2).
+
+    :param tasks: the scored tasks, in the order of ``scores``.
+    :param scores: what :func:`evalspec.score_tasks` returned for them.
+    :param seed: the seed of every bootstrap interval.
+    :param bootstrap: resamples per interval (0: no intervals).
+    :param invalid_tasks: task lines the validator rejected (``--allow-bad-tasks``).
+    :param prediction_problems: the problems found in the predictions file.
+    :param tasks_sha256: checksums of the input files, for provenance.
+    :param notes: extra human-readable notes to carry in the report.
+    :param pass_at: the ``k`` of each pass@k to report for binary metrics
+        (default: ``[1]`` when any task was scored on samples, else none, so a
+        single-output report is what it was).
+    :param executor: where sandboxed programs ran, when not on this machine
+        (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
+    :raises ValueError: ``tasks`` and ``scores`` do not describe the same tasks.
+    :raises PassAtKError: a ``k`` above the samples of a predicted binary task.
+    """
+    if [t.task_id for t in tasks] != [s.task_id for s in scores]:
+        msg = "tasks and scores must list the same tasks in the same order"
+        raise ValueError(msg)
+    if bootstrap < 0:
+        msg = f"bootstrap resamples must be 0 or more, got {bootstrap}"
+        raise ValueError(msg)
+    reg = default_registry() if registry is None else registry
+    sampled = any(s.samples is not None for s in scores)
+    ks = _pass_at_ks(pass_at, sampled, scores)
+    note_list = list(notes)
+    note_list.extend(_target_notes(tasks, reg))
+
+    by_metric: dict[str, list[float]] = {}
+    by_category: dict[str, list[float]] = {}
+    by_label: dict[str, dict[str, list[float]]] = {}
+    ungrouped: dict[str, int] = {}
+    unparsed: dict[str, dict[str, int]] = {}
+    tiers: set[str] = set()
+    for task, row in zip(tasks, scores, strict=True):
+        by_metric.setdefault(row.metric, []).append(row.score)
+        by_category.setdefault(row.category, []).append(row.score)
+        for label, value in task.metadata.items():
+            key = _label_value(value)
+            if key is None:
+                ungrouped[label] = ungrouped.get(label, 0) + 1
+                continue
+            by_label.setdefault(label, {}).setdefault(key, []).append(row.score)
+        rule = reg.post_processors.get(row.post_process)
+        if rule is not None and extracts(rule):
+            per_rule = unparsed.setdefault(row.category, {})
+            # Counted per output: a sampled task adds each unparsed sample.
+            found = (
+                int(row.unparsed)
+                if row.samples is None
+                else sum(1 for x in row.samples if x.unparsed)
+            )
+            per_rule[row.post_process] = per_rule.get(row.post_process, 0) + found
+        if row.detail is not None and "isolation_tier" in row.detail:
+            tiers.add(str(row.detail["isolation_tier"]))
+    for label in sorted(ungrouped):
+        note_list.append(
+            f"metadata label {label!r} holds a list or object on {ungrouped[label]} tasks; "
+            "those tasks are not grouped by it"
+        )
+
+    metric_stats = _group_stats(by_metric, seed=seed, resamples=bootstrap, prefix="metric")
+    corpus: dict[str, float | None] = {}
+    for name in sorted(reg.metrics):
+        metric = reg.metrics[name]
+        if metric.corpus_scorer is None:
+            continue
+        items = [(t, s) for t, s in zip(tasks, scores, strict=True) if s.metric == name]
+        if not items:
+            corpus[name] = None
+            note_list.append(f"corpus {name} is null: no task uses metric {name!r}")
+            continue
+        # A missing prediction enters the corpus as an empty hypothesis: it
+        # matches nothing and its references still count, as its score of 0 does.
+        corpus[name] = metric.corpus_scorer(
+            [s.prediction if s.prediction is not None else "" for _, s in items],
+            [t.targets for t, _ in items],
+        )
+
+    missing = sum(1 for s in scores if s.missing)
+    code_exec: dict[str, Any] | None = (
+        {"isolation_tier": ", ".join(sorted(tiers))} if tiers else None
+    )
+    if code_exec is not None and executor is not None:
+        code_exec.update(executor)
+    report: dict[str, Any] = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "dataset": dataset,
+        "provenance": {
+            "spec_version": reg.version,
+            "tasks_sha256": tasks_sha256,
+            "predictions_sha256": predictions_sha256,
+            "evalspec_version": __version__,
+            "plugins": {name: reg.plugins[name] for name in sorted(reg.plugins)},
+            "reference_packages": {p: _package_version(p) for p in reference_packages(reg)},
+            "seed": seed,
+            "bootstrap_resamples": bootstrap,
+            "ci_method": "percentile bootstrap of the mean, 95%, linear interpolation",
+            "code_exec": code_exec,
+        },
+        "rows": [_row(s, ks) for s in scores],
+        "aggregates": {
+            "overall": metric_stats,
+            "by_category": _group_stats(
+                by_category, seed=seed, resamples=bootstrap, prefix="category"
+            ),
+            "by_metric": metric_stats,
+            "by_label": {
+                label: _group_stats(
+                    by_label[label], seed=seed, resamples=bootstrap, prefix=f"label/{label}"
+                )
+                for label in sorted(by_label)
+            },
+        },
+        "corpus": corpus,
+        "counts": {
+            "tasks": len(scores),
+            "scored": len(scores) - missing,
+            "missing": missing,
+            "invalid_tasks": invalid_tasks,
+            "invalid_predictions": len({(p.line) for p in prediction_problems}),
+        },
+        "unparsed": {cat: dict(sorted(unparsed[cat].items())) for cat in sorted(unparsed)},
+        "prediction_problems": [p.to_dict() for p in prediction_problems],
+        "notes": note_list,
+    }
+    if sampled:
+        report["counts"]["samples"] = sum(s.n for s in scores)
+    if ks:
+        binary_items = [
+            TaskSamples(
+                t.task_id,
+                s.metric,
+                s.category,
+                _labels(t),
+                s.n,
+                s.correct,
+            )
+            for t, s in zip(tasks, scores, strict=True)
+            if s.binary
+        ]
+        report["pass_at_k"] = {
+            "k": list(ks),
+            "estimator": "unbiased, Chen et al. 2021: 1 - C(n-c, k) / C(n, k), as a product",
+            **pass_at_aggregates(binary_items, ks, seed=seed, resamples=bootstrap),
+        }
+    return report
+
+
+def _labels(task: TaskSpec) -> tuple[tuple[str, str], ...]:
+    out = []
+    for label, value in task.metadata.items():
+        key = _label_value(value)
+        if key is not None:
+            out.append((label, key))
+    return tuple(out)
+
+
+def _pass_at_ks(
+    pass_at: Sequence[int] | None, sampled: bool, scores: Sequence[TaskScore]
+) -> tuple[int, ...]:
+    from evalspec.scoring.passatk import normalize_ks
+
+    if pass_at is None:
+        return (1,) if sampled else ()
+    ks = normalize_ks(pass_at)
+    check_ks(ks, {s.task_id: s.n for s in scores if s.binary and not s.missing})
+    return ks
+
+
+def _row(score: TaskScore, ks: Sequence[int]) -> dict[str, Any]:
+    row = score.to_dict()
+    if ks and score.binary:
+        from evalspec.scoring.passatk import metric_name, pass_at_k
+
+        row["pass_at"] = {
+            metric_name(k): 0.0 if score.missing else pass_at_k(score.n, score.correct, k)
+            for k in ks
+        }
+    return row
+
+
+# -- rendering -------------------------------------------------------------------
+
+
+def to_json(report: Mapping[str, Any]) -> str:
+    """The report as JSON text: strict (``allow_nan=False``), UTF-8 characters kept."""
+    return json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def _num(value: float | None) -> str:
+    return "null" if value is None else f"{value:.4f}"
+
+
+def _ci(stat: Mapping[str, Any]) -> str:
+    ci = stat.get("ci95")
+    return "-" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def _short(text: str | None, limit: int = 60) -> str:
+    if text is None:
+        return "(missing)"
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def _stat_rows(report: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(grouping, group, stat) for every aggregate, in report order."""
+    agg = report["aggregates"]
+    out: list[tuple[str, str, Mapping[str, Any]]] = []
+    out.extend(("metric", name, stat) for name, stat in agg["by_metric"].items())
+    out.extend(("category", name, stat) for name, stat in agg["by_category"].items())
+    for label, values in agg["by_label"].items():
+        out.extend((f"label {label}", value, stat) for value, stat in values.items())
+    return out
+
+
+def _pass_rows(report: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(group, stat) for every pass@k figure, in report order (none without samples)."""
+    section = report.get("pass_at_k")
+    if not section:
+        return []
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for k in section["k"]:
+        name = f"pass@{k}"
+        figures = section[name]
+        out.append((f"{name} all", figures["all"]))
+        out.extend((f"{name} metric {m}", st) for m, st in figures["by_metric"].items())
+        out.extend((f"{name} category {c}", st) for c, st in figures["by_category"].items())
+        for label, values in figures["by_label"].items():
+            out.extend((f"{name} label {label} {v}", st) for v, st in values.items())
+    return out
+
+
+def _summary_lines(report: Mapping[str, Any]) -> list[str]:
+    c = report["counts"]
+    prov = report["provenance"]
+    lines = [
+        f"dataset {report['dataset']}: {counted(c['tasks'], 'task')}, {c['scored']} scored, "
+        f"{c['missing']} missing, {c['invalid_tasks']} invalid tasks, "
+        f"{c['invalid_predictions']} invalid predictions",
+        f"spec version {prov['spec_version']}, evalspec {prov['evalspec_version']}, "
+        f"seed {prov['seed']}, {prov['bootstrap_resamples']} bootstrap resamples",
+    ]
+    # From the Python API there may be no file to hash: say so rather than print None.
+    for name in ("tasks", "predictions"):
+        digest = prov[f"{name}_sha256"]
+        lines.append(f"{name} sha256 {digest if digest is not None else 'not recorded (no file)'}")
+    if prov["code_exec"] is not None:
+        lines.append(f"code_exec isolation tier: {prov['code_exec']['isolation_tier']}")
+        if "executor" in prov["code_exec"]:
+            ce = prov["code_exec"]
+            tiers = ", ".join(ce["node_tiers"])
+            lines.append(f"code_exec executor: {ce['executor']}, {ce['nodes']} nodes ({tiers})")
+    if "samples" in c:
+        lines.append(f"{c['samples']} samples scored")
+    return lines
+
+
+def _text(report: Mapping[str, Any]) -> str:
+    lines = _summary_lines(report)
+    lines.append("")
+    lines.append(f"{'group':<32} {'count':>6} {'mean':>8}  ci95")
+    for grouping, name, stat in _stat_rows(report):
+        label = f"{grouping} {name}"
+        lines.append(f"{label:<32} {stat['count']:>6} {_num(stat['mean']):>8}  {_ci(stat)}")
+    for label, stat in _pass_rows(report):
+        lines.append(f"{label:<32} {stat['count']:>6} {_num(stat['mean']):>8}  {_ci(stat)}")
+    for name, value in report["corpus"].items():
+        lines.append(f"corpus {name}: {_num(value)}")
+    if report["unparsed"]:
+        lines.append("")
+        lines.append("unparsed outputs (the rule found nothing to extract):")
+        for cat, rules in report["unparsed"].items():
+            for rule, count in rules.items():
+                lines.append(f"  {cat} {rule}: {count}")
+    if report["prediction_problems"]:
+        lines.append("")
+        lines.append("prediction problems:")
+        for p in report["prediction_problems"]:
+            lines.append(f"  line {p['line']}: {p['rule']} — {p['message']}")
+    for note in report["notes"]:
+        lines.append(f"note: {note}")
+    lines.append("")
+    lines.append(f"{'task_id':<20} {'category':<15} {'metric':<12} {'score':>7}  prediction")
+    for row in report["rows"]:
+        lines.append(
+            f"{row['task_id']:<20} {row['category']:<15} {row['metric']:<12} "
+            f"{row['score']:>7.4f}  {_short(row['prediction'])}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown(report: Mapping[str, Any]) -> str:
+    lines = [f"# Score report: {_md(report['dataset'])}", ""]
+    lines.extend(f"- {_md(line)}" for line in _summary_lines(report))
+    lines += ["", "## Aggregates", "", "| group | count | mean | 95% CI |", "|---|---:|---:|---|"]
+    for grouping, name, stat in _stat_rows(report):
+        lines.append(
+            f"| {_md(grouping)} {_md(name)} | {stat['count']} | {_num(stat['mean'])} "
+            f"| {_ci(stat)} |"
+        )
+    for label, stat in _pass_rows(report):
+        lines.append(f"| {_md(label)} | {stat['count']} | {_num(stat['mean'])} | {_ci(stat)} |")
+    if report["corpus"]:
+        lines += ["", "| corpus metric | value |", "|---|---:|"]
+        lines.extend(f"| {name} | {_num(v)} |" for name, v in report["corpus"].items())
+    if report["unparsed"]:
+        lines += ["", "## Unparsed outputs", "", "| category | rule | count |", "|---|---|---:|"]
+        for cat, rules in report["unparsed"].items():
+            lines.extend(f"| {cat} | {rule} | {count} |" for rule, count in rules.items())
+    if report["prediction_problems"]:
+        lines += ["", "## Prediction problems", ""]
+        lines.extend(
+            f"- line {p['line']}: `{p['rule']}` {_md(p['message'])}"
+            for p in report["prediction_problems"]
+        )
+    if report["notes"]:
+        lines += ["", "## Notes", ""]
+        lines.extend(f"- {_md(n)}" for n in report["notes"])
+    lines += [
+        "",
+        "## Tasks",
+        "",
+        "| task_id | category | metric | score | prediction |",
+        "|---|---|---|---:|---|",
+    ]
+    for row in report["rows"]:
+        lines.append(
+            f"| {_md(row['task_id'])} | {row['category']} | {row['metric']} "
+            f"| {row['score']:.4f} | {_md(_short(row['prediction']))} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def format_report(report: Mapping[str, Any], fmt: str = "text") -> str:
+    """Render a report as ``"json"``, ``"text"`` or ``"markdown"``."""
+    if fmt == "json":
+        return to_json(report)
+    if fmt == "text":
+        return _text(report)
+    if fmt == "markdown":
+        return _markdown(report)
+    msg = f"unknown report format {fmt!r} (choose from {', '.join(FORMATS)})"
+    raise ValueError(msg)

@@ -1,0 +1,5 @@
+"""Validation: the validator (:mod:`~evalspec.validation.validator`), its precise and
+fast paths, embedded few-shot detection, the id table, the parallel block engine,
+shards, the JSON Schema export and the fixture loader.
+
+Nothing is imported here: each module is imported where it is used."""

@@ -1,0 +1,538 @@
+"""Validating a file in chunks, in this process or spread over worker processes.
+
+The file is cut at line boundaries into chunks of :data:`CHUNK_BYTES`. A
+chunk is checked on its own (stages 1-5, fast path first, precise path for
+any line the fast path cannot vouch for) and comes back small: the error
+records of its invalid lines, the ids of its valid lines with their line
+numbers and byte offsets, and counts. The parent takes chunk results in file
+order, numbers their lines, and decides task-id uniqueness (stage 6) in line
+order, so the output of ``--jobs N`` is the output of ``--jobs 1``, byte for
+byte, and starts before the file is finished. Validated tasks are never
+built, kept or sent: only ids cross process boundaries.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import heapq
+import io
+import itertools
+import os
+import stat
+import sys
+from array import array
+from collections.abc import Callable, Iterator
+
+from evalspec.io.linelimit import OverlongLine, max_line_bytes
+from evalspec.io.signals import children_end_with_the_command, in_worker
+from evalspec.validation.idtable import IdTable
+from evalspec.validation.precise import line_outcome, overlong_record
+
+# Not `from typing import ...`: typing costs milliseconds at start-up, and these
+# names are only annotations. Type checkers treat any name TYPE_CHECKING as true.
+# Nor are the value classes (attrs) or the fast path imported up front: a warm
+# `evalspec validate` of a small valid file needs neither.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+    from typing import IO, Any
+
+    from evalspec.registry.tables import AnySpec
+    from evalspec.validation.fast import FastPath
+    from evalspec.validation.validator import LineResult
+
+CHUNK_BYTES = 4 << 20
+"""Bytes per chunk: big enough to amortize a round trip, small enough to stream."""
+
+MIN_BYTES_PER_JOB = 16 << 20
+"""The default ``--jobs`` gives each worker at least this much of the file."""
+
+FAST_PATH_MIN_BYTES = 256 << 10
+"""Input smaller than this skips the fast path: building its decoders (and
+importing msgspec) costs more than it saves on a few hundred lines."""
+
+
+class ChunkResult:
+    """What checking one chunk found, with line numbers counted from ``origin``.
+
+    A plain slotted class, not attrs: one is built per chunk on the warm path of
+    ``evalspec validate``, which does not import attrs.
+    """
+
+    __slots__ = ("end", "errors", "ids", "lengths", "lines", "origin", "skipped", "start", "total")
+
+    def __init__(
+        self,
+        start: int,
+        end: int,
+        origin: int,
+        lines: int,
+        total: int,
+        errors: list[LineResult],
+        ids: str,
+        skipped: array[int],
+        lengths: array[int],
+    ) -> None:
+        self.start = start
+        self.end = end
+        self.origin = origin
+        self.lines = lines
+        self.total = total
+        self.errors = errors
+        self.ids = ids
+        """The valid lines' task ids joined by newlines (a valid id holds no whitespace)."""
+        self.skipped = skipped
+        """The numbers of the lines that are not valid tasks (invalid or blank)."""
+        self.lengths = lengths
+        """Each line's length in bytes, without its newline (to find a line again)."""
+
+
+class Tally:
+    """Running counts for one file, updated while its problems stream out.
+
+    A plain slotted class (the warm path of ``evalspec validate`` builds one per
+    file and does not import attrs).
+    """
+
+    __slots__ = ("bytes_done", "invalid", "size", "total")
+
+    def __init__(
+        self, total: int = 0, invalid: int = 0, bytes_done: int = 0, size: int = 0
+    ) -> None:
+        self.total = total
+        self.invalid = invalid
+        self.bytes_done = bytes_done
+        self.size = size
+
+    @property
+    def valid(self) -> int:
+        return self.total - self.invalid
+
+    def __repr__(self) -> str:
+        return (
+            f"Tally(total={self.total}, invalid={self.invalid}, "
+            f"bytes_done={self.bytes_done}, size={self.size})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Tally)
+        return (self.total, self.invalid, self.bytes_done, self.size) == (
+            other.total,
+            other.invalid,
+            other.bytes_done,
+            other.size,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as attrs.define made it
+
+
+def default_jobs(size: int) -> int:
+    """One process for small files; up to one per usable core for big ones."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, size // MIN_BYTES_PER_JOB))
+
+
+def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> list[int] | None:
+    """Byte offsets ``0 = b0 < b1 < ... < bn = size``, each the start of a line (``[0]``
+    for an empty file); None when a line is over the line limit (read it serially)."""
+    bounds = [0]
+    limit = max_line_bytes()
+    with open(path, "rb") as f:
+        at = chunk_bytes
+        while at < size:
+            f.seek(at - 1)
+            # To the end of the line holding byte at-1, never more than the line limit.
+            tail = f.readline(limit + 1)
+            if len(tail) > limit and not tail.endswith(b"\n"):
+                return None
+            pos = f.tell()
+            if pos >= size:
+                break
+            bounds.append(pos)
+            at = pos + chunk_bytes
+    if size > 0:
+        bounds.append(size)
+    return bounds
+
+
+class FileChanged(OSError):
+    """The file was replaced (renamed over) or removed while its chunks were read:
+    a worker opening it by name would read another file's bytes at these offsets."""
+
+
+def _changed() -> FileChanged:
+    return FileChanged(errno.ESTALE, "the file was replaced or removed while it was read")
+
+
+def file_identity(st: os.stat_result) -> tuple[int, int]:
+    """What tells one file from the next at the same path: device and inode."""
+    return (st.st_dev, st.st_ino)
+
+
+def check_chunk(
+    path: str | os.PathLike[str],
+    start: int,
+    end: int,
+    spec: AnySpec,
+    fast: FastPath | None,
+    identity: tuple[int, int] | None = None,
+) -> ChunkResult:
+    """Stages 1-5 on the lines in bytes ``start:end`` of ``path``.
+
+    :raises FileChanged: ``identity`` is given and ``path`` is no longer that file.
+    """
+    try:
+        with open(path, "rb") as f:
+            if identity is not None and file_identity(os.fstat(f.fileno())) != identity:
+                raise _changed()
+            f.seek(start)
+            data = f.read(end - start)
+    except FileNotFoundError:
+        if identity is None:
+            raise
+        raise _changed() from None
+    return check_block(data, start, spec, fast)
+
+
+def check_block(
+    data: bytes, start: int, spec: AnySpec, fast: FastPath | None, origin: int = 0
+) -> ChunkResult:
+    """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file,
+    numbered from ``origin`` when it is known (a worker does not know it)."""
+    # Split exactly as read_lines splits a file (at b"\n", each line keeping
+    # it; the line checks drop it). _blocks already bounded the line length,
+    # so the hot path takes the C splitter rather than the bounded generator.
+    lines = io.BytesIO(data).readlines()
+    # Line 1 may carry a BOM; any other chunk's first line is numbered (at least)
+    # 2 so it is never taken for line 1. The parent renumbers, if need be.
+    if origin <= 0:
+        origin = 1 if start == 0 else 2
+    n = len(lines)
+    # The hot loop runs in C (map); only lines the fast path cannot vouch for
+    # (None) come back to Python, found with list.index.
+    got: list[str | None] = fast.vouch_ids(lines, data) if fast is not None else [None] * n
+    errors: list[LineResult] = []
+    skipped = array("q")
+    blanks = 0
+    i = -1
+    while True:
+        try:
+            i = got.index(None, i + 1)
+        except ValueError:
+            break
+        # The precise path; only an invalid line builds value objects.
+        outcome = line_outcome(origin + i, lines[i], spec)
+        if outcome is not None and not outcome[1]:
+            got[i] = outcome[0]["task_id"]
+            continue
+        skipped.append(origin + i)
+        if outcome is None:
+            blanks += 1
+        else:
+            from evalspec.validation.validator import LineResult
+
+            errors.append(LineResult(origin + i, None, outcome[1]))
+    ids = "\n".join(filter(None, got))  # valid ids are never empty
+    lengths = array("q", map(len, lines))  # line ending included
+    end = start + len(data)
+    return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
+
+
+def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """``(start offset, whole lines)`` blocks of a stream (a pipe works too); a line
+    over the line limit comes as an :class:`OverlongLine` block, the last one."""
+    start = 0
+    rest = b""
+    limit = max_line_bytes()
+    while True:
+        data = stream.read(block_bytes)
+        if not data:
+            if rest:
+                yield start, rest
+            return
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:  # no line ends in this read: gather reads until one does
+            parts = [rest, data]
+            gathered = len(rest) + len(data)
+            while cut == 0:
+                if gathered > limit:
+                    yield start, OverlongLine(b"".join(parts)[:80])
+                    return
+                data = stream.read(block_bytes)
+                gathered += len(data)
+                if not data:
+                    yield start, b"".join(parts)
+                    return
+                parts.append(data)
+                cut = data.rfind(b"\n") + 1
+            parts[-1] = data[:cut]
+            block = b"".join(parts)
+        else:
+            block = rest + data[:cut] if rest else data[:cut]
+        rest = data[cut:]
+        over = _first_overlong(block, limit) if len(block) > limit else None
+        if over is not None:
+            if over:
+                yield start, block[:over]
+            yield start + over, OverlongLine(block[over : over + 80])
+            return
+        yield start, block
+        start += len(block)
+
+
+def _first_overlong(block: bytes, limit: int) -> int | None:
+    """The offset of the first line of ``block`` longer than ``limit`` bytes, if any."""
+    offset = 0
+    for line in block.split(b"\n"):
+        if len(line) > limit:
+            return offset
+        offset += len(line) + 1
+    return None
+
+
+# -- worker processes -------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
+    from evalspec.registry.snapshot import decode_spec
+
+    # Ctrl-C is the parent's to handle: it stops the pool and exits 130; SIGTERM
+    # ends a worker at once, silently.
+    in_worker()
+    # The parent's spec version, sent as JSON-ready data (it pickles under
+    # spawn too): a worker neither loads plugins nor reads the project.
+    spec = decode_spec(spec_doc)
+    _worker["spec"] = spec
+    if fast:
+        from evalspec.validation.fast import FastPath
+
+        _worker["fast"] = FastPath(spec)
+    else:
+        _worker["fast"] = None
+
+
+def _work(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
+    path, start, end, identity = job
+    return check_chunk(path, start, end, _worker["spec"], _worker["fast"], identity)
+
+
+def _context() -> Any:
+    import multiprocessing  # only when workers are needed: it is slow to import
+
+    # fork shares the already-built registry and starts fastest; elsewhere spawn.
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return multiprocessing.get_context(method)
+
+
+# -- the parent -------------------------------------------------------------------
+
+
+def iter_problems(
+    path: str,
+    *,
+    spec_version: int | None = None,
+    jobs: int | None = None,
+    tally: Tally | None = None,
+    on_chunk: Callable[[Tally], None] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    fast: bool = True,
+    spec: AnySpec | None = None,
+) -> Iterator[LineResult]:
+    """The invalid lines of ``path`` in line order, exactly as :func:`iter_validate`
+    reports them, checked in ``jobs`` processes (default: :func:`default_jobs`).
+
+    ``tally`` (if given) holds the running counts; ``on_chunk`` is called after
+    each chunk (for progress). ``spec`` is the spec version to check against
+    (default: that of :func:`~evalspec.registry.build.default_registry` at
+    ``spec_version``). Only task ids are kept in memory.
+
+    :raises OSError: the file cannot be opened or read.
+    """
+    tally = tally if tally is not None else Tally()
+    if spec is None:
+        from evalspec.registry.build import default_registry
+
+        spec = default_registry(spec_version).spec
+    seen = IdTable()
+    first_line = 1
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        regular = stat.S_ISREG(st.st_mode)
+        tally.size = st.st_size if regular else 0
+        n_jobs = default_jobs(tally.size) if jobs is None else max(1, jobs)
+        bounds = None
+        # A line limit below the chunk size is checked line by line, in this process.
+        if regular and n_jobs > 1 and tally.size > chunk_bytes and max_line_bytes() >= chunk_bytes:
+            bounds = chunk_bounds(path, tally.size, chunk_bytes)
+        if bounds is None:
+            fast_path = None
+            for start, data in _blocks(f, chunk_bytes):
+                if isinstance(data, OverlongLine):
+                    from evalspec.validation.validator import LineResult
+
+                    tally.total += 1
+                    tally.invalid += 1
+                    yield LineResult(first_line, None, (overlong_record(first_line, data),))
+                    return
+                if fast and fast_path is None and start + len(data) >= FAST_PATH_MIN_BYTES:
+                    from evalspec.validation.fast import FastPath
+
+                    fast_path = FastPath(spec)  # the same verdicts, sooner on big input
+                # Numbered as they are reported: no error record is built twice.
+                result = check_block(data, start, spec, fast_path, first_line)
+                yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
+                first_line += result.lines
+                if on_chunk is not None:
+                    on_chunk(tally)
+            return
+        from evalspec.registry.snapshot import encode_spec
+
+        # The workers open the file by name: they check it is still the one open here.
+        identity = file_identity(st)
+        spans = [(os.fspath(path), a, b, identity) for a, b in itertools.pairwise(bounds)]
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        workers = min(n_jobs, len(spans))
+        with children_end_with_the_command():
+            # Not multiprocessing.Pool: when a worker dies (the OOM killer, a stray
+            # kill) a Pool starts another and waits for the lost chunk for ever; the
+            # executor fails the chunk's future instead (BrokenProcessPool).
+            executor = ProcessPoolExecutor(
+                workers,
+                mp_context=_context(),
+                initializer=_init_worker,
+                initargs=(encode_spec(spec), fast),
+            )
+            try:
+                # A few chunks ahead of the one being reported, so finished results
+                # never pile up in memory when the output is slower than the workers.
+                pending = collections.deque(
+                    executor.submit(_work, span) for span in spans[: _AHEAD * workers]
+                )
+                ahead = iter(spans[_AHEAD * workers :])
+                while pending:
+                    result = _chunk_result(pending.popleft())
+                    for span in itertools.islice(ahead, 1):
+                        pending.append(executor.submit(_work, span))
+                    yield from _resolve(result, first_line, seen, _in_file(f), tally)
+                    first_line += result.lines
+                    if on_chunk is not None:
+                        on_chunk(tally)
+            except BrokenProcessPool:  # from a chunk's result, or from submit() after it
+                raise WorkerLost(
+                    0, "a worker process ended before its chunk was checked (killed?)", path
+                ) from None
+            finally:
+                executor.shutdown(wait=True, cancel_futures=True)
+
+
+_AHEAD = 4
+"""Chunks submitted per worker ahead of the chunk being reported."""
+
+
+class WorkerLost(OSError):
+    """A ``--jobs`` worker process ended before its chunk was checked (killed by a
+    signal, the OOM killer, ...): the file was not fully validated."""
+
+
+def _chunk_result(future: Future[ChunkResult]) -> ChunkResult:
+    from concurrent.futures import TimeoutError as Waited
+
+    while True:
+        try:
+            # A wait without a timeout would keep the main thread in a lock for as
+            # long as it lasts: a SIGTERM delivered to one of the executor's threads
+            # would then never run the command's handler (Python runs handlers in the
+            # main thread only), and the command would never end.
+            return future.result(timeout=_WAKE_SECONDS)
+        except Waited:
+            continue
+
+
+_WAKE_SECONDS = 0.2
+"""How often the parent wakes while it waits for a chunk (to run signal handlers)."""
+
+
+def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:
+    def line_at(offset: int) -> bytes:
+        i = offset - start
+        j = data.find(b"\n", i)
+        return data[i : j if j >= 0 else len(data)]
+
+    return line_at
+
+
+def _in_file(f: IO[bytes]) -> Callable[[int], bytes]:
+    def line_at(offset: int) -> bytes:
+        f.seek(offset)
+        return f.readline()
+
+    return line_at
+
+
+def _resolve(
+    result: ChunkResult,
+    first_line: int,
+    seen: IdTable,
+    line_at: Callable[[int], bytes],
+    tally: Tally,
+) -> Iterator[LineResult]:
+    shift = first_line - result.origin
+    ids = result.ids.split("\n") if result.ids else []
+    skip = set(result.skipped)
+    end = result.origin + result.lines
+    numbers = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
+    repeats = seen.add_all(ids, numbers, shift)
+    duplicates: list[LineResult] = []
+    if repeats:
+        from evalspec.validation.validator import LineResult, duplicate_record
+
+        starts = list(itertools.accumulate(result.lengths, initial=0))
+        for pos, first in repeats:
+            offset = result.start + starts[numbers[pos] - result.origin]
+            number = numbers[pos] + shift
+            record = duplicate_record(number, ids[pos], first, line_at(offset))
+            duplicates.append(LineResult(number, None, (record,)))
+    errors = result.errors
+    if shift:
+        errors = [_renumber(r, shift) for r in errors]
+    tally.total += result.total
+    tally.invalid += len(errors) + len(duplicates)
+    tally.bytes_done = result.end
+    if duplicates:
+        yield from heapq.merge(errors, duplicates, key=lambda r: r.line)
+    else:
+        yield from errors
+
+
+def _renumber(result: LineResult, shift: int) -> LineResult:
+    from evalspec.model import ErrorRecord
+    from evalspec.validation.validator import LineResult
+
+    number = result.line + shift
+    # Every field but the line, positionally: attrs.evolve looks the fields up on
+    # each call, and under --jobs N this runs in the parent for every error.
+    errors = tuple(
+        ErrorRecord(number, e.rule, e.field, e.message, e.task_id, e.text) for e in result.errors
+    )
+    return LineResult(number, None, errors)
+
+
+__all__ = [
+    "ChunkResult",
+    "Tally",
+    "WorkerLost",
+    "check_block",
+    "check_chunk",
+    "default_jobs",
+    "iter_problems",
+]
