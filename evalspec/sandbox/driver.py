@@ -1176,12 +1176,19 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         first = _receive(rfd)
         if first[0] != "ready":
             raise RuntimeError(f"program process setup failed: {first[1:]}")
-        _send(wfd, ["go", sorted(_free_names(nodes))[:MAX_EXPORTS]])
     except BaseException as exc:  # anything here is the sandbox's fault
         _emit(fd, f"S test setup failed: {type(exc).__name__}: {exc}"[:500])
         os._exit(SETUP_FAILED)
+    # Ready is said before the program is let go: no program code has run yet,
+    # so whatever happens from here on (the program killing or stopping this
+    # process at its first line included) is the program's outcome, never a
+    # sandbox_error.
     _emit(fd, "R")
     _status_fd.append(fd)
+    try:
+        _send(wfd, ["go", sorted(_free_names(nodes))[:MAX_EXPORTS]])
+    except Gone as exc:
+        _fail(fd, f"the program process could not be started ({exc})")
     path = os.path.join(os.getcwd(), TEST_FILE)
     linecache.cache[path] = (len(test), None, test.splitlines(True), path)
     try:

@@ -564,6 +564,43 @@ def test_every_attack_fails_at_every_tier(tier: str, attack: str) -> None:
     assert result.tier == tier
 
 
+def _first_line_attack(signame: str) -> str:
+    # The program's first statement hits its sibling test process (forked
+    # right after it: the next pid) and the supervisor, as fast as it can.
+    return (
+        "import os, signal\n"
+        "for _pid in (os.getpid() + 1, os.getpid() + 2, os.getppid()):\n"
+        "    try:\n"
+        f"        os.kill(_pid, signal.{signame})\n"
+        "    except OSError:\n"
+        "        pass\n" + WRONG
+    )
+
+
+def _never_sandbox_error(sb: Sandbox, signame: str, runs: int) -> None:
+    statuses = [sb.run(_first_line_attack(signame), TEST) for _ in range(runs)]
+    for result in statuses:
+        assert result.status not in ("pass", "sandbox_error"), (result.status, result.detail)
+        assert result.detail, result.status
+
+
+def test_a_program_hitting_its_siblings_first_is_its_own_outcome() -> None:
+    # The trusted side says ready before any program code runs: about half of
+    # these runs were sandbox_error (said nothing, aborted scoring) before.
+    quick = Limits(cpu_seconds=2, wall_seconds=1.5, memory_bytes=256 * 1024 * 1024)
+    sb = sandbox_at(AVAILABLE[0], quick)
+    _never_sandbox_error(sb, "SIGKILL", 6)
+    _never_sandbox_error(sb, "SIGSTOP", 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tier", AVAILABLE)
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGSTOP", "SIGTERM"])
+def test_a_program_hitting_its_siblings_first_at_every_tier(tier: str, signame: str) -> None:
+    quick = Limits(cpu_seconds=2, wall_seconds=1.5, memory_bytes=256 * 1024 * 1024)
+    _never_sandbox_error(sandbox_at(tier, quick), signame, 10)
+
+
 def test_overriding_types_fail_with_a_clear_detail(sandbox: Sandbox) -> None:
     code, test = ATTACKS["always-equal-object"]
     result = sandbox.run(code, test)
