@@ -10,7 +10,6 @@ the file it belongs to.
 
 from __future__ import annotations
 
-import errno
 import gc
 import hashlib
 import os
@@ -22,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import attrs
 
@@ -34,12 +33,12 @@ from evalspec.evals.labels import Labels, parse_labels
 from evalspec.evals.layout import Layout
 from evalspec.evals.manifestlink import ManifestUnreadable, present_manifest_files
 from evalspec.evals.records import is_lfs_pointer, read_records
+from evalspec.io.fileidentity import FileChanged, changed, file_signature
 from evalspec.io.jsonline import decode_bytes, parse_line
 from evalspec.io.linelimit import bounded_lines
 from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
 from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry, default_registry
-from evalspec.validation.engine import FileChanged, file_identity
 from evalspec.validation.validator import (
     LineResult,
     duplicate_record,
@@ -1046,7 +1045,7 @@ def _read_dataset(
     gc.disable()
     try:
         with dataset.open("rb") as f:
-            opened = _signature(f)
+            opened = file_signature(f)
             for number, raw in enumerate(bounded_lines(f), start=1):  # as read_lines(f)
                 # An overlong line is its first bytes only: never vouched for.
                 obj = vouch(raw) if type(raw) is bytes else None
@@ -1086,7 +1085,7 @@ def _read_dataset(
                         number, None, (duplicate_record(number, task.task_id, first, raw),)
                     )
                 problems.extend(Problem(shown, e) for e in verdict.errors)
-            read = _signature(f)
+            read = file_signature(f)
             if read != opened:
                 raise _changed()
     finally:
@@ -1113,14 +1112,7 @@ def _read_dataset(
 
 def _changed() -> FileChanged:
     # The error of a --jobs worker that finds its file replaced, in lint's words.
-    return FileChanged(errno.ESTALE, "it changed while lint read it; run lint again")
-
-
-def _signature(f: BinaryIO) -> tuple[int, ...]:
-    """What changes when the open file's bytes do: which file it is, its size and
-    times (ctime: also when mtime is set back)."""
-    st = os.fstat(f.fileno())
-    return (*file_identity(st), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return changed("it changed while lint read it; run lint again")
 
 
 def _recall(
@@ -1135,13 +1127,14 @@ def _recall(
     (valid tasks all: only those were checked), in a second streaming pass; each
     line's text goes to ``texts``, as its findings will show it.
 
-    :raises FileChanged: the file is not the one the first pass read (``read``
-        is its :func:`_signature` then), or a wanted line is no valid task now.
+    :raises FileChanged: the file is not the one the first pass read (``read`` is
+        its :func:`~evalspec.io.fileidentity.file_signature` then), or a wanted line
+        is no valid task now.
     """
     last = max(wanted, default=0)
     found = 0
     with dataset.open("rb") as f:
-        if _signature(f) != read:
+        if file_signature(f) != read:
             raise _changed()
         for number, raw in enumerate(bounded_lines(f), start=1):  # as _read_dataset
             if number > last:
@@ -1159,7 +1152,7 @@ def _recall(
             texts[number] = _shown_text(raw)
             found += 1
             yield number, obj
-        if found != len(wanted) or _signature(f) != read:
+        if found != len(wanted) or file_signature(f) != read:
             raise _changed()
 
 

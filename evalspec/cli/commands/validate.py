@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             progress.clear()
             io_failed = True
             reason = exc.strerror or str(exc)
-            from evalspec.validation.engine import WorkerLost
+            from evalspec.validation.pool import WorkerLost
 
             # A lost --jobs worker is not the file's fault: say so.
             verb = "cannot check" if isinstance(exc, WorkerLost) else "cannot read"
