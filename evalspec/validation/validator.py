@@ -32,7 +32,6 @@ from evalspec.model import ErrorRecord, TaskSpec
 from evalspec.validation.precise import _COMBINERS as _COMBINERS
 from evalspec.validation.precise import EXAMPLE_KEYS as EXAMPLE_KEYS
 from evalspec.validation.precise import MAX_TEXT as MAX_TEXT
-from evalspec.validation.precise import Problem as Problem
 from evalspec.validation.precise import _short, _show, line_outcome, records, text_outcome
 from evalspec.validation.precise import check_object as check_object
 from evalspec.validation.precise import line_content as line_content
