@@ -1,4 +1,5 @@
-"""Reading a dataset for lint: one streaming pass that validates each line, feeds the
+"""Reading a dataset for lint: one streaming pass that validates each line (the
+validator's own loop, :func:`evalspec.validation.validator.line_outcomes`), feeds the
 valid tasks to the semantic checks and hashes the records, and the second passes
 that recall the few lines a finding needs (checking the file is still the one read:
 :mod:`evalspec.io.fileidentity`)."""
@@ -25,6 +26,7 @@ from evalspec.validation.validator import (
     LineResult,
     duplicate_record,
     line_content,
+    line_outcomes,
     line_verdict,
     read_lines,
 )
@@ -91,24 +93,22 @@ def read_dataset(
     try:
         with dataset.open("rb") as f:
             opened = file_signature(f)
-            for number, raw in enumerate(bounded_lines(f), start=1):  # as read_lines(f)
-                # An overlong line is its first bytes only: never vouched for.
-                obj = vouch(raw) if type(raw) is bytes else None
+            outcomes = line_outcomes(bounded_lines(f), spec, vouch, task_id, first_seen)
+            for number, raw, obj, verdict, first in outcomes:  # bounded_lines: as read_lines
                 if obj is not None:
                     total += 1
                     if complete:
                         update(canonical_task(obj))
                         update(b"\n")
-                    tid = task_id(obj)
-                    first = first_seen.setdefault(tid, number)  # one probe of a big table
                     if first == number:
                         add(number, obj)
                         if flagged and flagged[-1] == number:
                             shown_texts[number] = shown_text(raw)
                     else:
-                        problems.append(Problem(shown, duplicate_record(number, tid, first, raw)))
+                        problems.append(
+                            Problem(shown, duplicate_record(number, task_id(obj), first, raw))
+                        )
                     continue
-                verdict = line_verdict(number, raw, spec)
                 value = _parsed(raw, number)
                 if value is _UNPARSED:
                     complete = False
@@ -120,7 +120,6 @@ def read_dataset(
                     update(b"\n")
                 task = verdict.task
                 if task is not None:
-                    first = first_seen.setdefault(task.task_id, number)
                     if first == number:
                         checks.add(number, task.to_dict())
                         if flagged and flagged[-1] == number:
