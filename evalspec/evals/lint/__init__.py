@@ -21,7 +21,7 @@ from pathlib import Path
 
 from evalspec.evals.layout import Layout
 from evalspec.evals.lint.linter import Linter
-from evalspec.evals.lint.report import DatasetLint, LintReport, Problem, display
+from evalspec.evals.lint.report import DatasetLint, LintProblem, LintReport, relative_name
 from evalspec.evals.lint.semantic import SemanticChecks
 from evalspec.evals.lint.taskchecks import offered_options
 from evalspec.evals.manifestlink import ManifestUnreadable, present_manifest_files
@@ -58,12 +58,12 @@ def lint_layout(
 
 __all__ = [
     "DatasetLint",
+    "LintProblem",
     "LintReport",
     "Linter",
-    "Problem",
     "SemanticChecks",
-    "display",
     "lint_layout",
     "manifest_datasets",
     "offered_options",
+    "relative_name",
 ]

@@ -19,11 +19,11 @@ from evalspec.evals.layout import Layout
 from evalspec.evals.lint.reading import LFS_POINTER_MAX, Hashed, line_texts, read_dataset
 from evalspec.evals.lint.report import (
     DatasetLint,
+    LintProblem,
     LintReport,
-    Problem,
-    display,
     from_card,
     record,
+    relative_name,
     shorten,
 )
 from evalspec.evals.lint.semantic import SemanticChecks
@@ -65,16 +65,18 @@ class Linter:
             try:
                 text = read_text_bounded(self._codeowners_file, MAX_TEXT_BYTES)
             except (OSError, UnicodeDecodeError, DocumentError) as exc:
-                self.report.io_errors.append(f"cannot read {display(self._codeowners_file)}: {exc}")
+                self.report.io_errors.append(
+                    f"cannot read {relative_name(self._codeowners_file)}: {exc}"
+                )
             else:
                 self._codeowners = codeowners.parse_codeowners(text)
 
     def _read_labels(self) -> None:
         path = self.layout.labels_file
-        shown = display(path)
+        shown = relative_name(path)
         if not path.is_file():
             self.report.layout_problems.append(
-                Problem(
+                LintProblem(
                     shown,
                     record(
                         1,
@@ -98,7 +100,9 @@ class Linter:
     def lint(self, dataset: Path) -> DatasetLint:
         """Lint one dataset file and record the result in :attr:`report`."""
         cpath = card_path(dataset)
-        result = DatasetLint(display(dataset), display(cpath), self.layout.dataset_name(dataset))
+        result = DatasetLint(
+            relative_name(dataset), relative_name(cpath), self.layout.dataset_name(dataset)
+        )
         self.report.datasets.append(result)
         try:
             with dataset.open("rb") as f:
@@ -109,7 +113,7 @@ class Linter:
         card = self._card(cpath, result)
         if is_lfs_pointer(head):
             result.problems.append(
-                Problem(
+                LintProblem(
                     result.path,
                     record(
                         1,
@@ -144,7 +148,7 @@ class Linter:
             if text is None:
                 text = shorten(rest.get(e.line, ""))
             error = ErrorRecord(e.line, e.rule, e.field, e.message, e.task_id, text)
-            result.problems.append(Problem(result.path, error))
+            result.problems.append(LintProblem(result.path, error))
         if card is not None:
             self._check_owner(dataset, card, result)
             self._check_bump(dataset, cpath, hashed, card, result)
@@ -153,7 +157,7 @@ class Linter:
     def _card(self, cpath: Path, result: DatasetLint) -> DataCard | None:
         if not cpath.is_file():
             result.problems.append(
-                Problem(
+                LintProblem(
                     result.path,
                     record(
                         1,
@@ -184,7 +188,7 @@ class Linter:
             return default_registry(card.spec_version)
         except SpecVersionError as exc:
             result.problems.append(
-                Problem(
+                LintProblem(
                     result.card,
                     record(
                         card.line_of("spec_version"),
@@ -198,20 +202,16 @@ class Linter:
 
     def _check_owner(self, dataset: Path, card: DataCard, result: DatasetLint) -> None:
         line = card.line_of("owner")
+
+        def not_a_code_owner(message: str) -> None:
+            problem = record(line, "owner_not_codeowner", "owner", message)
+            result.problems.append(LintProblem(result.card, problem))
+
         if self._codeowners is None:
-            result.problems.append(
-                Problem(
-                    result.card,
-                    record(
-                        line,
-                        "owner_not_codeowner",
-                        "owner",
-                        f"no CODEOWNERS file in {display(self._owner_root) or '.'} (looked in "
-                        ".github/, the root and docs/), so no owner approves changes to this "
-                        "dataset; "
-                        "`evalspec init` writes one from the cards' owners",
-                    ),
-                )
+            not_a_code_owner(
+                f"no CODEOWNERS file in {relative_name(self._owner_root) or '.'} (looked in "
+                ".github/, the root and docs/), so no owner approves changes to this dataset; "
+                "`evalspec init` writes one from the cards' owners"
             )
             return
         try:
@@ -223,23 +223,13 @@ class Linter:
             if any(codeowners.same_owner(owner, o) for o in owners):
                 continue
             assert self._codeowners_file is not None
-            where = display(self._codeowners_file)
+            where = relative_name(self._codeowners_file)
             if rule is None:
                 why = f"no pattern in {where} matches {rel}"
             else:
                 who = ", ".join(rule.owners) or "nobody"
                 why = f"{where}:{rule.line} ({rule.pattern}) gives {rel} to {who}"
-            result.problems.append(
-                Problem(
-                    result.card,
-                    record(
-                        line,
-                        "owner_not_codeowner",
-                        "owner",
-                        f"card owner {owner} is not a code owner of the dataset: {why}",
-                    ),
-                )
-            )
+            not_a_code_owner(f"card owner {owner} is not a code owner of the dataset: {why}")
 
     def _check_bump(
         self, dataset: Path, cpath: Path, new: Hashed, card: DataCard, result: DatasetLint
@@ -262,7 +252,7 @@ class Linter:
         if old_card is None or old_card.version != card.version:
             return
         result.problems.append(
-            Problem(
+            LintProblem(
                 result.card,
                 record(
                     card.line_of("version"),

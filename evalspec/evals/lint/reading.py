@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from evalspec.evals.contenthash import PREFIX, canonical, canonical_of_vouched
-from evalspec.evals.lint.report import DatasetLint, Problem, shorten
+from evalspec.evals.lint.report import DatasetLint, LintProblem, shorten
 from evalspec.evals.lint.semantic import Decoded, Recall, SemanticChecks
 from evalspec.io.fileidentity import FileChanged, changed, file_signature
 from evalspec.io.jsonline import decode_bytes, parse_line
@@ -106,7 +106,7 @@ def read_dataset(
                             shown_texts[number] = shown_text(raw)
                     else:
                         problems.append(
-                            Problem(shown, duplicate_record(number, task_id(obj), first, raw))
+                            LintProblem(shown, duplicate_record(number, task_id(obj), first, raw))
                         )
                     continue
                 value = _parsed(raw, number)
@@ -128,7 +128,7 @@ def read_dataset(
                     verdict = LineResult(
                         number, None, (duplicate_record(number, task.task_id, first, raw),)
                     )
-                problems.extend(Problem(shown, e) for e in verdict.errors)
+                problems.extend(LintProblem(shown, e) for e in verdict.errors)
             read = file_signature(f)
             if read != opened:
                 raise _changed()

@@ -1,4 +1,4 @@
-"""What lint reports: one :class:`Problem` per finding, a :class:`DatasetLint` per
+"""What lint reports: one :class:`LintProblem` per finding, a :class:`DatasetLint` per
 dataset, the :class:`LintReport` of a run, and the helpers that build their records."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from evalspec.model import ErrorRecord
 
 
 @attrs.frozen
-class Problem:
+class LintProblem:
     """One lint finding: the file it is in and the error record."""
 
     file: str
@@ -36,7 +36,7 @@ class DatasetLint:
     content_hash: str | None = None
     version: str | None = None
     spec_version: int | None = None
-    problems: list[Problem] = attrs.Factory(list)
+    problems: list[LintProblem] = attrs.Factory(list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,10 +56,10 @@ class LintReport:
     """Every dataset linted, layout-level problems, and files that could not be read."""
 
     datasets: list[DatasetLint] = attrs.Factory(list)
-    layout_problems: list[Problem] = attrs.Factory(list)
+    layout_problems: list[LintProblem] = attrs.Factory(list)
     io_errors: list[str] = attrs.Factory(list)
 
-    def problems(self) -> Iterator[Problem]:
+    def problems(self) -> Iterator[LintProblem]:
         yield from self.layout_problems
         for d in self.datasets:
             yield from d.problems
@@ -77,7 +77,7 @@ class LintReport:
         }
 
 
-def display(path: Path) -> str:
+def relative_name(path: Path) -> str:
     """``path`` relative to the working directory when it is below it."""
     try:
         return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
@@ -95,8 +95,8 @@ def record(
     return ErrorRecord(line, rule, field, message, task_id)
 
 
-def from_card(file: str, p: CardProblem) -> Problem:
-    return Problem(file, record(p.line, p.rule, p.field, p.message))
+def from_card(file: str, p: CardProblem) -> LintProblem:
+    return LintProblem(file, record(p.line, p.rule, p.field, p.message))
 
 
 def shorten(text: str, limit: int = 1000) -> str:
