@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from evalspec.authoring.gate import check_gate, where
+from evalspec.authoring.problem import SpecProblem
 from evalspec.errors import (
     ChainError,
     EvalspecError,
@@ -38,7 +39,6 @@ from evalspec.versions.migration import (
     Deprecate,
     Migration,
 )
-from evalspec.versions.problem import Problem
 from evalspec.versions.table import order_chain
 
 
@@ -54,7 +54,7 @@ class SpecReport:
 
     project: Project
     migrations: tuple[Migration, ...]
-    problems: tuple[Problem, ...]
+    problems: tuple[SpecProblem, ...]
     notes: tuple[str, ...]
     released: int
     lock_label: str
@@ -113,7 +113,7 @@ def check_project(
     project: Project, *, plugins: Iterable[object] = (), entry_points: bool = True
 ) -> SpecReport:
     """Run every check on ``project``; ``plugins`` are added to the project's own."""
-    problems: list[Problem] = []
+    problems: list[SpecProblem] = []
     notes: list[str] = []
     label = lock_label(project)
 
@@ -140,12 +140,14 @@ def check_project(
             all_plugins, entry_points=entry_points, project=project
         )
     except EvalspecError as exc:
-        problems.append(Problem("config", str(exc)))
+        problems.append(SpecProblem("config", str(exc)))
         return report()
     try:
         chain = order_chain(migrations)
     except ChainError as exc:
-        problems.extend(Problem("chain", p, _version_named(p, migrations)) for p in exc.problems)
+        problems.extend(
+            SpecProblem("chain", p, _version_named(p, migrations)) for p in exc.problems
+        )
         try:
             released = project.effective_lock().released
         except LockError:
@@ -166,12 +168,12 @@ def _version_named(problem: str, migrations: Sequence[Migration]) -> int | None:
 
 
 def _check_lock(
-    project: Project, chain: tuple[Migration, ...], problems: list[Problem], notes: list[str]
+    project: Project, chain: tuple[Migration, ...], problems: list[SpecProblem], notes: list[str]
 ) -> int:
     try:
         lock: Lock = project.effective_lock()
     except LockError as exc:
-        problems.append(Problem("lock", str(exc)))
+        problems.append(SpecProblem("lock", str(exc)))
         return 0
     # The gate already names a fixture it cannot read: report it once, there.
     unreadable = {
@@ -180,7 +182,7 @@ def _check_lock(
     for err in verify(chain, lock):
         if isinstance(err, UnreadableFixtureError) and err.version in unreadable:
             continue
-        problems.append(Problem("lock", str(err), getattr(err, "version", None)))
+        problems.append(SpecProblem("lock", str(err), getattr(err, "version", None)))
     label = lock_label(project)
     for mig in chain:
         if mig.version > lock.released:
@@ -194,20 +196,20 @@ def _check_lock(
 
 
 def _check_implementations(
-    plugins: Sequence[object], entry_points: bool, problems: list[Problem]
+    plugins: Sequence[object], entry_points: bool, problems: list[SpecProblem]
 ) -> None:
     from evalspec.registry.build import build_registry
 
     try:
         build_registry(plugins, entry_points=entry_points)
     except RegistryProblems as exc:
-        problems.extend(Problem("implementation", str(p)) for p in exc.problems)
+        problems.extend(SpecProblem("implementation", str(p)) for p in exc.problems)
     except (RegistryError, PluginError, MigrationError) as exc:
-        problems.append(Problem("implementation", str(exc)))
+        problems.append(SpecProblem("implementation", str(exc)))
 
 
 def _check_changelog(
-    project: Project, chain: tuple[Migration, ...], owned: set[int], problems: list[Problem]
+    project: Project, chain: tuple[Migration, ...], owned: set[int], problems: list[SpecProblem]
 ) -> None:
     path = project.changelog
     if path is None or not path.is_file():
@@ -215,12 +217,12 @@ def _check_changelog(
     try:
         recorded = spec_versions_in(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        problems.append(Problem("changelog", f"cannot read {project.relative(path)}: {exc}"))
+        problems.append(SpecProblem("changelog", f"cannot read {project.relative(path)}: {exc}"))
         return
     for mig in chain:
         if mig.version in owned and mig.version not in recorded:
             problems.append(
-                Problem(
+                SpecProblem(
                     "changelog",
                     f"{where(mig)} has no entry in {project.relative(path)}: add a line "
                     f"starting `- Spec version {mig.version}:` saying what it adds",

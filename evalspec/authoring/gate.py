@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
 
+from evalspec.authoring.problem import SpecProblem
 from evalspec.errors import MigrationError
 from evalspec.versions.migration import (
     PLACEHOLDER,
@@ -29,7 +30,6 @@ from evalspec.versions.migration import (
     Migration,
     Operation,
 )
-from evalspec.versions.problem import Problem
 from evalspec.versions.table import SpecVersion, replay
 
 MAX_FIXTURE_ERRORS = 5
@@ -60,9 +60,9 @@ def where(mig: Migration) -> str:
     return f"migration {mig.version}" + (f" (from {mig.origin})" if mig.origin else "")
 
 
-def check_gate(chain: Sequence[Migration]) -> list[Problem]:
+def check_gate(chain: Sequence[Migration]) -> list[SpecProblem]:
     """Every gate refusal for an ordered chain (see :func:`evalspec.versions.order_chain`)."""
-    problems: list[Problem] = []
+    problems: list[SpecProblem] = []
     added: dict[str, dict[str, int]] = {"metric": {}, "post_process": {}, "category": {}}
     bindings: dict[str, dict[str, set[str]]] = {}
     for index, mig in enumerate(chain):
@@ -76,12 +76,12 @@ def check_gate(chain: Sequence[Migration]) -> list[Problem]:
 
 def _check_one(
     mig: Migration, added: dict[str, dict[str, int]], bindings: dict[str, dict[str, set[str]]]
-) -> list[Problem]:
+) -> list[SpecProblem]:
     here = where(mig)
-    out: list[Problem] = []
+    out: list[SpecProblem] = []
 
     def refuse(message: str) -> None:
-        out.append(Problem("gate", f"{here}: {message}", mig.version))
+        out.append(SpecProblem("gate", f"{here}: {message}", mig.version))
 
     if not mig.operations:
         refuse("has no operations; a migration adds or deprecates at least one entry")
@@ -162,7 +162,7 @@ def _check_binding(
     op: BindMetric | BindPostProcess,
     added: dict[str, dict[str, int]],
     bindings: dict[str, dict[str, set[str]]],
-) -> list[Problem]:
+) -> list[SpecProblem]:
     kind, name = _bound(op)
     label = _KIND_LABEL[kind]
     what = f"{where(mig)}: binding {label} {name!r} to category {op.category!r}"
@@ -185,10 +185,10 @@ def _check_binding(
         )
     if not out and allowed is not None:
         allowed[kind].add(name)
-    return [Problem("gate", message, mig.version) for message in out]
+    return [SpecProblem("gate", message, mig.version) for message in out]
 
 
-def _placeholders(mig: Migration) -> list[Problem]:
+def _placeholders(mig: Migration) -> list[SpecProblem]:
     """Descriptions ``spec new`` left for the author to write (they do not block other checks)."""
     out = []
     for op in mig.operations:
@@ -198,11 +198,11 @@ def _placeholders(mig: Migration) -> list[Problem]:
                 f"{where(mig)}: {_label(op)} still has the placeholder description "
                 f"{description!r} from `evalspec spec new`; say what it is"
             )
-            out.append(Problem("gate", message, mig.version))
+            out.append(SpecProblem("gate", message, mig.version))
     return out
 
 
-def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem]:
+def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[SpecProblem]:
     categories = [op for op in mig.operations if isinstance(op, AddCategory)]
     binds = [op for op in mig.operations if isinstance(op, (BindMetric, BindPostProcess))]
     if not categories and not binds:
@@ -212,7 +212,7 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
     except MigrationError:
         return []  # the chain itself is broken; its problems are reported elsewhere
     here = where(mig)
-    out: list[Problem] = []
+    out: list[SpecProblem] = []
     added = {c.name for c in categories} | {b.category for b in binds}
     # fixture file -> (category, metric, rule) of each of its valid tasks
     tasks_in: dict[str, set[tuple[str, str, str]]] = {}
@@ -229,7 +229,7 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
                 reason = exc.strerror or str(exc)
                 unreadable.add(rel)
                 out.append(
-                    Problem(
+                    SpecProblem(
                         "fixture",
                         f"{here}: fixture {rel!r} of category {category!r} cannot be read "
                         f"({reason})",
@@ -248,7 +248,7 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
         )
         if bind.fixtures and not uses and len(readable) == len(bind.fixtures):
             out.append(
-                Problem(
+                SpecProblem(
                     "fixture",
                     f"{here}: {_label(bind)} has no fixture task: none of "
                     f"{', '.join(map(repr, bind.fixtures))} holds a valid task of category "
@@ -260,7 +260,7 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
         readable = [rel for rel in cat.fixtures if rel in tasks_in]
         if readable and not any(t[0] == cat.name for rel in readable for t in tasks_in[rel]):
             out.append(
-                Problem(
+                SpecProblem(
                     "fixture",
                     f"{here}: category {cat.name!r} has no fixture task: none of "
                     f"{', '.join(map(repr, readable))} holds a valid task of category "
@@ -273,7 +273,7 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[Problem
 
 def _validate_fixture(
     mig: Migration, rel: str, data: bytes, spec: SpecVersion, added: set[str]
-) -> tuple[set[tuple[str, str, str]], list[Problem]]:
+) -> tuple[set[tuple[str, str, str]], list[SpecProblem]]:
     from evalspec.registry.build import Registry
     from evalspec.validation.validator import iter_validate
 
@@ -312,4 +312,4 @@ def _validate_fixture(
     shown = messages[:MAX_FIXTURE_ERRORS]
     if len(messages) > len(shown):
         shown.append(f"fixture {rel!r}: {len(messages) - len(shown)} more problems not shown")
-    return seen, [Problem("fixture", f"{here}: {m}", mig.version) for m in shown]
+    return seen, [SpecProblem("fixture", f"{here}: {m}", mig.version) for m in shown]

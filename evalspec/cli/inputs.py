@@ -30,7 +30,7 @@ STDIN_NAME = "<stdin>"
 PATTERN = ".jsonl"
 
 
-def display(path: str) -> str:
+def input_name(path: str) -> str:
     """The name a path is reported under."""
     return STDIN_NAME if path == STDIN else path
 
@@ -147,7 +147,7 @@ def not_jsonl_hint(path: str, first_error: ErrorRecord | None) -> str | None:
     if first_error is None or first_error.rule not in _NOT_JSONL_RULES or first_error.line > 3:
         return None
     text = (first_error.text or "").strip()
-    name = display(path)
+    name = input_name(path)
     convert = "" if path == STDIN else f" (convert it with: jq -c '.[]' {path})"
     if text.startswith("["):
         return (
@@ -166,9 +166,9 @@ def not_jsonl_hint(path: str, first_error: ErrorRecord | None) -> str | None:
 __all__ = [
     "STDIN",
     "STDIN_NAME",
-    "display",
     "escape_problem",
     "expand",
+    "input_name",
     "not_jsonl_hint",
     "special_problem",
     "stdin_binary",

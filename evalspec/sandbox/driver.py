@@ -116,19 +116,22 @@ def _drop_capabilities() -> None:
         raise OSError(err, f"capset: {os.strerror(err)}")
 
 
-def _tasks_of(uid: int) -> int:
-    """Threads (tasks) now owned by real ``uid``: RLIMIT_NPROC counts them all."""
+def tasks_of(uid: int) -> int:
+    """Threads (tasks) now owned by real ``uid``: RLIMIT_NPROC counts them all.
+
+    The harness counts them too (:mod:`evalspec.sandbox.process` imports this
+    function: one copy), for the tasks a pid namespace hides from the driver."""
     total = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/status") as fh:
+            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as fh:
                 fields = dict(line.split(":", 1) for line in fh if ":" in line)
-        except OSError:
+            if int(fields.get("Uid", "-1").split()[0]) == uid:
+                total += int(fields.get("Threads", "1").strip())
+        except (OSError, ValueError):
             continue
-        if int(fields.get("Uid", "-1 0").split()[0]) == uid:
-            total += int(fields.get("Threads", "1").strip())
     return total
 
 
@@ -143,7 +146,7 @@ def _set_limits(cpu: int, address: int, fsize: int, nofile: int, nproc: int, bas
         (resource.RLIMIT_AS, address),
         # RLIMIT_NPROC counts every task of the real uid, so budget on top of
         # what that uid already runs instead of an absolute number.
-        (resource.RLIMIT_NPROC, max(base, _tasks_of(os.getuid())) + nproc),
+        (resource.RLIMIT_NPROC, max(base, tasks_of(os.getuid())) + nproc),
     ]
     for which, soft in wanted:
         _, hard = resource.getrlimit(which)

@@ -1,6 +1,7 @@
 """Launch one sandboxed program and turn what happened into a :class:`RunResult`.
 
-The harness side of the protocol documented in :mod:`evalspec.sandbox.driver`.
+The harness side of the protocol documented in :mod:`evalspec.sandbox.driver`
+(its status lines are read by :class:`evalspec.sandbox.verdict.StatusLines`).
 Nothing here forks the harness: every program is a freshly exec'd interpreter
 started by :class:`subprocess.Popen` (safe from worker threads), with the
 limits applied inside that interpreter before the untrusted code runs.
@@ -28,6 +29,7 @@ import evalspec.sandbox.cgroups as cgroups
 import evalspec.sandbox.interrupt as interrupt
 import evalspec.sandbox.uids as uids
 import evalspec.sandbox.verdict as protocol
+from evalspec.sandbox.driver import tasks_of
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.removal import Leftovers, remove_tree
 from evalspec.sandbox.results import RunResult, Status
@@ -40,7 +42,6 @@ def _script(name: str) -> bytes:
 
 
 _SETUP_FAILED = 125
-_STATUS_CAP = 64 * 1024
 _KILL_GRACE_SECONDS = 5.0
 _STOP_GRACE_SECONDS = 2.0
 
@@ -100,74 +101,6 @@ class _Stream:
         self.dropped += max(0, len(chunk) - max(room, 0))
 
 
-@attrs.define
-class _Status:
-    """Parses the status lines of the driver's supervisor and test process.
-
-    The program under test has no descriptor to this channel (see
-    :mod:`evalspec.sandbox.driver`); the nonce guards against a line reaching
-    it some other way.
-    """
-
-    nonce: str
-    ready: bool = False
-    setup_error: str | None = None
-    finished: bool = False
-    memory_error: bool = False
-    failure: str | None = None
-    test_code: int | None = None
-    program_code: int | None = None
-    program_first: bool = False
-    test_cpu: float = 0.0
-    program_cpu: float = 0.0
-    seen: int = 0
-    partial: bytes = b""
-
-    @property
-    def exit_code(self) -> int | None:
-        """The program's exit status when it ended before the tests, else the tests'."""
-        if self.program_first and self.program_code is not None:
-            return self.program_code
-        return self.test_code
-
-    @property
-    def cpu(self) -> float | None:
-        """CPU seconds of the program and the test process together."""
-        return None if self.test_code is None else self.test_cpu + self.program_cpu
-
-    def feed(self, chunk: bytes) -> None:
-        self.seen += len(chunk)
-        if self.seen > _STATUS_CAP:
-            return  # a flood on the status fd: stop parsing, the run cannot pass
-        lines = (self.partial + chunk).split(b"\n")
-        self.partial = lines.pop()[:256]
-        for line in lines:
-            self._line(line.decode("ascii", "replace"))
-
-    def _line(self, line: str) -> None:
-        if line == "R":
-            self.ready = True
-        elif line.startswith("S ") and not self.ready:
-            self.setup_error = line[2:]
-        elif line == "M" and self.ready:
-            self.memory_error = True
-        elif line.startswith("F ") and self.ready and self.failure is None:
-            self.failure = line[2:]
-        elif line == "P " + self.nonce and self.ready:
-            self.finished = True
-        elif line == "G" and self.ready:
-            self.program_first = True
-        elif line.startswith("W "):
-            # The supervisor writes W last, after every process of the run is dead.
-            parts = line.split()
-            try:
-                self.test_code = int(parts[1])
-                self.program_code = None if parts[2] == "alive" else int(parts[2])
-                self.test_cpu, self.program_cpu = float(parts[3]), float(parts[4])
-            except (IndexError, ValueError):
-                self.test_code = self.program_code = None
-
-
 def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     """The run's cwd inside ``base``, with ``program.py`` and the driver.
 
@@ -203,22 +136,6 @@ def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
 def _remove_workdir(path: str) -> Leftovers:
     """Remove the run's directory whatever the program left in it (never raises)."""
     return remove_tree(path)
-
-
-def tasks_of(uid: int) -> int:
-    """Threads now owned by real ``uid`` on this machine (what RLIMIT_NPROC counts)."""
-    total = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            if int(fields.get("Uid", "-1").split()[0]) == uid:
-                total += int(fields.get("Threads", "1").strip())
-        except (OSError, ValueError):
-            continue
-    return total
 
 
 def _pipe_holders(inodes: set[str]) -> list[int]:
@@ -517,7 +434,7 @@ def _follow(
     protocol.feed(proc.stdin, job)
 
     out, err = _Stream(limits.output_bytes), _Stream(limits.output_bytes)
-    status = _Status(nonce)
+    status = protocol.StatusLines(nonce)
     sinks: dict[int, Callable[[bytes], None]] = {
         proc.stdout.fileno(): out.feed,
         proc.stderr.fileno(): err.feed,
@@ -638,7 +555,7 @@ def _read_some(
 
 
 def _classify(
-    launcher_rc: int | None, status: _Status, timed_out: bool, limits: Limits
+    launcher_rc: int | None, status: protocol.StatusLines, timed_out: bool, limits: Limits
 ) -> tuple[Status, str]:
     if not status.ready:
         if status.setup_error:

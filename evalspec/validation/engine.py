@@ -9,24 +9,27 @@ order, numbers their lines, and decides task-id uniqueness (stage 6) in line
 order, so the output of ``--jobs N`` is the output of ``--jobs 1``, byte for
 byte, and starts before the file is finished. Validated tasks are never
 built, kept or sent: only ids cross process boundaries.
+
+How the workers run (start method, look-ahead, a lost worker) is
+:mod:`evalspec.validation.pool`; that a worker reads the file the parent opened
+is :mod:`evalspec.io.fileidentity`.
 """
 
 from __future__ import annotations
 
-import collections
-import errno
 import heapq
 import io
 import itertools
 import os
 import stat
-import sys
 from array import array
 from collections.abc import Callable, Iterator
 
+from evalspec.io.fileidentity import file_identity, read_span
 from evalspec.io.linelimit import OverlongLine, max_line_bytes
-from evalspec.io.signals import children_end_with_the_command, in_worker
+from evalspec.io.signals import in_worker
 from evalspec.validation.idtable import IdTable
+from evalspec.validation.pool import WorkerLost, ordered_results
 from evalspec.validation.precise import line_outcome, overlong_record
 
 # Not `from typing import ...`: typing costs milliseconds at start-up, and these
@@ -35,7 +38,6 @@ from evalspec.validation.precise import line_outcome, overlong_record
 # `evalspec validate` of a small valid file needs neither.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from concurrent.futures import Future
     from typing import IO, Any
 
     from evalspec.registry.tables import AnySpec
@@ -161,20 +163,6 @@ def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> l
     return bounds
 
 
-class FileChanged(OSError):
-    """The file was replaced (renamed over) or removed while its chunks were read:
-    a worker opening it by name would read another file's bytes at these offsets."""
-
-
-def _changed() -> FileChanged:
-    return FileChanged(errno.ESTALE, "the file was replaced or removed while it was read")
-
-
-def file_identity(st: os.stat_result) -> tuple[int, int]:
-    """What tells one file from the next at the same path: device and inode."""
-    return (st.st_dev, st.st_ino)
-
-
 def check_chunk(
     path: str | os.PathLike[str],
     start: int,
@@ -183,20 +171,11 @@ def check_chunk(
     fast: FastPath | None,
     identity: tuple[int, int] | None = None,
 ) -> ChunkResult:
-    """Stages 1-5 on the lines in bytes ``start:end`` of ``path``.
+    """Stages 1-5 on the lines in bytes ``start:end`` of ``path`` (what a worker does).
 
     :raises FileChanged: ``identity`` is given and ``path`` is no longer that file.
     """
-    try:
-        with open(path, "rb") as f:
-            if identity is not None and file_identity(os.fstat(f.fileno())) != identity:
-                raise _changed()
-            f.seek(start)
-            data = f.read(end - start)
-    except FileNotFoundError:
-        if identity is None:
-            raise
-        raise _changed() from None
+    data = read_span(path, start, end, identity)
     return check_block(data, start, spec, fast)
 
 
@@ -324,14 +303,6 @@ def _work(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
     return check_chunk(path, start, end, _worker["spec"], _worker["fast"], identity)
 
 
-def _context() -> Any:
-    import multiprocessing  # only when workers are needed: it is slow to import
-
-    # fork shares the already-built registry and starts fastest; elsewhere spawn.
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return multiprocessing.get_context(method)
-
-
 # -- the parent -------------------------------------------------------------------
 
 
@@ -398,68 +369,22 @@ def iter_problems(
         # The workers open the file by name: they check it is still the one open here.
         identity = file_identity(st)
         spans = [(os.fspath(path), a, b, identity) for a, b in itertools.pairwise(bounds)]
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        workers = min(n_jobs, len(spans))
-        with children_end_with_the_command():
-            # Not multiprocessing.Pool: when a worker dies (the OOM killer, a stray
-            # kill) a Pool starts another and waits for the lost chunk for ever; the
-            # executor fails the chunk's future instead (BrokenProcessPool).
-            executor = ProcessPoolExecutor(
-                workers,
-                mp_context=_context(),
-                initializer=_init_worker,
-                initargs=(encode_spec(spec), fast),
-            )
-            try:
-                # A few chunks ahead of the one being reported, so finished results
-                # never pile up in memory when the output is slower than the workers.
-                pending = collections.deque(
-                    executor.submit(_work, span) for span in spans[: _AHEAD * workers]
-                )
-                ahead = iter(spans[_AHEAD * workers :])
-                while pending:
-                    result = _chunk_result(pending.popleft())
-                    for span in itertools.islice(ahead, 1):
-                        pending.append(executor.submit(_work, span))
-                    yield from _resolve(result, first_line, seen, _in_file(f), tally)
-                    first_line += result.lines
-                    if on_chunk is not None:
-                        on_chunk(tally)
-            except BrokenProcessPool:  # from a chunk's result, or from submit() after it
-                raise WorkerLost(
-                    0, "a worker process ended before its chunk was checked (killed?)", path
-                ) from None
-            finally:
-                executor.shutdown(wait=True, cancel_futures=True)
-
-
-_AHEAD = 4
-"""Chunks submitted per worker ahead of the chunk being reported."""
-
-
-class WorkerLost(OSError):
-    """A ``--jobs`` worker process ended before its chunk was checked (killed by a
-    signal, the OOM killer, ...): the file was not fully validated."""
-
-
-def _chunk_result(future: Future[ChunkResult]) -> ChunkResult:
-    from concurrent.futures import TimeoutError as Waited
-
-    while True:
+        results = ordered_results(
+            _work,
+            spans,
+            workers=min(n_jobs, len(spans)),
+            initializer=_init_worker,
+            initargs=(encode_spec(spec), fast),
+            path=path,
+        )
         try:
-            # A wait without a timeout would keep the main thread in a lock for as
-            # long as it lasts: a SIGTERM delivered to one of the executor's threads
-            # would then never run the command's handler (Python runs handlers in the
-            # main thread only), and the command would never end.
-            return future.result(timeout=_WAKE_SECONDS)
-        except Waited:
-            continue
-
-
-_WAKE_SECONDS = 0.2
-"""How often the parent wakes while it waits for a chunk (to run signal handlers)."""
+            for result in results:
+                yield from _resolve(result, first_line, seen, _in_file(f), tally)
+                first_line += result.lines
+                if on_chunk is not None:
+                    on_chunk(tally)
+        finally:
+            results.close()  # a reader that stops early ends the workers now, not at GC
 
 
 def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:

@@ -37,7 +37,7 @@ MAX_TEXT = 1000
 
 _COMBINERS = re.compile(r"[,+|;>\s]+")
 
-Problem = tuple[str, "str | None", str]  # (rule, field, message)
+LineProblem = tuple[str, "str | None", str]  # (rule, field, message)
 
 
 def _json_type(value: Any) -> str:
@@ -100,15 +100,15 @@ def _closest_uncached(name: str, names: tuple[str, ...]) -> str | None:
 _closest_cached = functools.lru_cache(maxsize=512)(_closest_uncached)
 
 
-def _wrong_type(field: str, expected: str, value: Any) -> Problem:
+def _wrong_type(field: str, expected: str, value: Any) -> LineProblem:
     return ("wrong_type", field, f"{field} must be {expected}, found {_json_type(value)}")
 
 
 # -- stage 2 -----------------------------------------------------------------
 
 
-def _check_fields(obj: Mapping[str, Any]) -> list[Problem]:
-    problems: list[Problem] = []
+def _check_fields(obj: Mapping[str, Any]) -> list[LineProblem]:
+    problems: list[LineProblem] = []
     unknown = [k for k in obj if k not in FIELDS]
     for key in unknown:
         msg = f"unknown field {_show(key)}: a task has only {', '.join(FIELDS)}"
@@ -126,8 +126,8 @@ def _check_fields(obj: Mapping[str, Any]) -> list[Problem]:
 # -- stage 3 -----------------------------------------------------------------
 
 
-def _check_types(obj: Mapping[str, Any]) -> list[Problem]:
-    problems: list[Problem] = []
+def _check_types(obj: Mapping[str, Any]) -> list[LineProblem]:
+    problems: list[LineProblem] = []
     for field in ("task_id", "category", "prompt", "metric_name"):
         if not isinstance(obj[field], str):
             problems.append(_wrong_type(field, "a string", obj[field]))
@@ -171,7 +171,7 @@ def _check_types(obj: Mapping[str, Any]) -> list[Problem]:
 # -- stage 4 -----------------------------------------------------------------
 
 
-def _unknown_name(kind: str, field: str, rule: str, value: str, spec: AnySpec) -> Problem:
+def _unknown_name(kind: str, field: str, rule: str, value: str, spec: AnySpec) -> LineProblem:
     table: Mapping[str, Any] = {
         "category": spec.categories,
         "metric": spec.metrics,
@@ -186,8 +186,8 @@ def _unknown_name(kind: str, field: str, rule: str, value: str, spec: AnySpec) -
     return (rule, field, msg)
 
 
-def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[Problem]:
-    problems: list[Problem] = []
+def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
+    problems: list[LineProblem] = []
     task_id = obj["task_id"]
     if not task_id or any(c.isspace() for c in task_id):
         what = "is empty" if not task_id else f"contains whitespace ({_show(task_id)})"
@@ -267,8 +267,8 @@ def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[Problem]:
 # -- stage 5 -----------------------------------------------------------------
 
 
-def _check_pairs(obj: Mapping[str, Any], spec: AnySpec) -> list[Problem]:
-    problems: list[Problem] = []
+def _check_pairs(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
+    problems: list[LineProblem] = []
     cat = spec.categories[obj["category"]]
     if obj["metric_name"] not in cat.metrics:
         problems.append(
@@ -302,7 +302,7 @@ def _check_pairs(obj: Mapping[str, Any], spec: AnySpec) -> list[Problem]:
     return problems
 
 
-def check_object(obj: Any, spec: AnySpec) -> list[Problem]:
+def check_object(obj: Any, spec: AnySpec) -> list[LineProblem]:
     """Stages 2-5 on a decoded value; the problems of the first stage that fails."""
     if not isinstance(obj, dict):
         return [("not_object", None, f"a task is a JSON object, found {_json_type(obj)}")]
@@ -334,7 +334,7 @@ def line_content(raw: bytes, number: int) -> bytes:
     return raw
 
 
-def records(line: int, problems: list[Problem], obj: Any, text: str) -> tuple[ErrorRecord, ...]:
+def records(line: int, problems: list[LineProblem], obj: Any, text: str) -> tuple[ErrorRecord, ...]:
     """The error records of line ``line`` (``text`` is shown shortened)."""
     from evalspec.model import ErrorRecord
 

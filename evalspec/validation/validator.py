@@ -16,7 +16,8 @@ reported. A bad line never stops the file.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from operator import itemgetter
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
@@ -32,7 +33,6 @@ from evalspec.model import ErrorRecord, TaskSpec
 from evalspec.validation.precise import _COMBINERS as _COMBINERS
 from evalspec.validation.precise import EXAMPLE_KEYS as EXAMPLE_KEYS
 from evalspec.validation.precise import MAX_TEXT as MAX_TEXT
-from evalspec.validation.precise import Problem as Problem
 from evalspec.validation.precise import _short, _show, line_outcome, records, text_outcome
 from evalspec.validation.precise import check_object as check_object
 from evalspec.validation.precise import line_content as line_content
@@ -196,6 +196,37 @@ def duplicate_record(number: int, task_id: str, first: int, raw: bytes) -> Error
     return ErrorRecord(number, "duplicate_task_id", "task_id", msg, task_id, _short(text))
 
 
+def line_outcomes(
+    lines: Iterable[bytes],
+    spec: AnySpec,
+    vouch: Callable[[bytes], Any] | None,
+    task_id: Callable[[Any], str],
+    first_seen: dict[str, int],
+) -> Iterator[tuple[int, bytes, Any, LineResult | None, int]]:
+    """The validator's loop: per line of ``lines``, ``(number, raw, vouched, verdict,
+    first)``.
+
+    A line the fast path's ``vouch`` decodes (``vouched``: what it returned, never
+    ``None``) is a valid task and gets no ``verdict``; any other line takes the
+    precise path (``verdict``: :func:`line_verdict`, ``None`` for a blank line). For
+    a valid task, ``first`` is the first line of its id (``task_id`` of ``vouched``,
+    or the verdict's task's id) in ``first_seen``, which this fills: the line is a
+    duplicate when ``first != number``. Otherwise ``first`` is 0. Callers decide
+    what a duplicate means (:func:`duplicate_record`): ``iter_validate`` reports it,
+    ``evalspec lint`` also hashes the line.
+    """
+    for number, raw in enumerate(lines, start=1):
+        # An overlong line is its first bytes only: never vouched for.
+        vouched = vouch(raw) if vouch is not None and not isinstance(raw, OverlongLine) else None
+        if vouched is not None:
+            yield number, raw, vouched, None, first_seen.setdefault(task_id(vouched), number)
+            continue
+        verdict = line_verdict(number, raw, spec)
+        task = None if verdict is None else verdict.task
+        first = 0 if task is None else first_seen.setdefault(task.task_id, number)
+        yield number, raw, None, verdict, first
+
+
 def _iter_validate(source: Source, spec: AnySpec, *, fast: bool) -> Iterator[LineResult]:
     # --- fast path hook: evalspec.validation.fast vouches for certainly-valid lines; every
     # other line takes the precise path below, which alone writes error records.
@@ -205,24 +236,23 @@ def _iter_validate(source: Source, spec: AnySpec, *, fast: bool) -> Iterator[Lin
 
         vouch = FastPath(spec).vouch
     # --- end of hook
-    first_seen: dict[str, int] = {}
-    for number, raw in enumerate(read_lines(source), start=1):
-        obj = vouch(raw) if vouch is not None and not isinstance(raw, OverlongLine) else None
+    task_id = itemgetter("task_id")
+    for number, raw, obj, verdict, first in line_outcomes(
+        read_lines(source), spec, vouch, task_id, {}
+    ):
         if obj is not None:
-            result = LineResult(number, TaskSpec.from_dict(obj), ())
-        else:
-            verdict = line_verdict(number, raw, spec)
-            if verdict is None:
+            tid = task_id(obj)
+            if first == number:
+                yield LineResult(number, TaskSpec.from_dict(obj), ())
                 continue
-            result = verdict
-        if result.task is not None:
-            tid = result.task.task_id
-            first = first_seen.get(tid)
-            if first is not None:
-                result = LineResult(number, None, (duplicate_record(number, tid, first, raw),))
-            else:
-                first_seen[tid] = number
-        yield result
+        elif verdict is None:
+            continue  # a blank line
+        elif verdict.task is None or first == number:
+            yield verdict
+            continue
+        else:
+            tid = verdict.task.task_id
+        yield LineResult(number, None, (duplicate_record(number, tid, first, raw),))
 
 
 def validate_file(

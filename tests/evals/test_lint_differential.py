@@ -29,11 +29,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalspec.evals import contenthash
-from evalspec.evals import lint as lintmod
 from evalspec.evals.contenthash import canonical, canonical_of_vouched, file_content_hash
 from evalspec.evals.labels import Labels, parse_labels
 from evalspec.evals.layout import Layout
-from evalspec.evals.lint import SemanticChecks, lint_layout, offered_options
+from evalspec.evals.lint import (
+    SemanticChecks,
+    lint_layout,
+    offered_options,
+    reading,
+    report,
+    semantic,
+    taskchecks,
+)
 from evalspec.evals.scaffold import scaffold
 from evalspec.model import ErrorRecord, TaskSpec
 from evalspec.registry.build import Registry
@@ -69,7 +76,7 @@ class Reference:
     def add(self, line: int, task: TaskSpec) -> None:
         tid = task.task_id
         if self.labels is not None:
-            self.label_out.extend(lintmod._label_problems(line, tid, task.metadata, self.labels))
+            self.label_out.extend(taskchecks.label_problems(line, tid, task.metadata, self.labels))
         key = _collapse(render(task))
         first = self.rendered.get(key)
         if first is None:
@@ -105,7 +112,7 @@ class Reference:
         if pairs is not None and pairs.single_target_from and len(task.targets) == 1:
             options = offered_options(task.prompt)
             if task.targets[0] not in options:
-                rec = lintmod._option_problem(line, tid, task.prompt, task.targets)
+                rec = taskchecks.option_problem(line, tid, task.prompt, task.targets)
                 assert rec is not None
                 self.option_out.append(rec)
         key2 = unicodedata.normalize("NFKC", tid).casefold()
@@ -123,7 +130,7 @@ class Reference:
                     tid,
                 )
             )
-        rec = lintmod._id_character_problem(line, tid)
+        rec = taskchecks.id_character_problem(line, tid)
         if rec is not None:
             self.character_out.append(rec)
 
@@ -435,7 +442,7 @@ def test_a_large_group_of_prompts_sharing_a_sketch_is_decided_as_the_reference(
 
 def test_the_sketch_key_drops_exactly_the_bytes_of_whitespace() -> None:
     every = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
-    assert bytes(sorted({b for c in every for b in c.encode()})) == lintmod._WHITESPACE_BYTES
+    assert bytes(sorted({b for c in every for b in c.encode()})) == semantic._WHITESPACE_BYTES
 
 
 _any_char = st.characters(exclude_categories=())  # lone surrogates too
@@ -450,8 +457,8 @@ def test_texts_that_collapse_alike_share_their_sketch_key(words: list[str], data
     words = [w for word in words for w in word.split()]
     a = " ".join(words)
     b = "".join(data.draw(_any_space) + w for w in words) + data.draw(_any_space)
-    assert lintmod._collapsed(a) == lintmod._collapsed(b)
-    assert lintmod._sketch(a) == lintmod._sketch(b)
+    assert semantic._collapsed(a) == semantic._collapsed(b)
+    assert semantic._sketch(a) == semantic._sketch(b)
 
 
 def test_a_recalled_line_that_fails_is_not_decided_on_and_is_reported(
@@ -469,7 +476,7 @@ def test_a_recalled_line_that_fails_is_not_decided_on_and_is_reported(
         raise PermissionError(13, "Permission denied")
         yield  # a generator, as the real one
 
-    monkeypatch.setattr(lintmod, "_recall", unreadable)
+    monkeypatch.setattr(reading, "_recall", unreadable)
     report = lint_layout(Layout(layout), check_git=False)
     assert report.io_errors == [f"cannot read {report.datasets[0].path}: Permission denied"]
     assert not any(p.error.rule == "duplicate_prompt" for p in report.problems())
@@ -484,7 +491,7 @@ def test_a_dataset_changed_between_the_two_reads_is_reported_not_decided_on(
     tasks = [json.loads(_VALID_LINE), {**json.loads(_VALID_LINE), "task_id": "t2"}]
     dataset = layout / "datasets" / "example.jsonl"
     dataset.write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
-    real_recall = lintmod._recall
+    real_recall = reading._recall
 
     def changed_first(*args: Any) -> Iterator[tuple[int, Any]]:
         before = dataset.stat()
@@ -501,7 +508,7 @@ def test_a_dataset_changed_between_the_two_reads_is_reported_not_decided_on(
             os.utime(dataset, ns=(before.st_atime_ns, before.st_mtime_ns))
         yield from real_recall(*args)
 
-    monkeypatch.setattr(lintmod, "_recall", changed_first)
+    monkeypatch.setattr(reading, "_recall", changed_first)
     report = lint_layout(Layout(layout), check_git=False)
     path = report.datasets[0].path
     assert report.io_errors == [
@@ -553,14 +560,14 @@ def test_every_whitespace_character_but_space_is_unprintable() -> None:
 @given(st.text(st.characters(max_codepoint=0x7F)))
 @settings(max_examples=500)
 def test_ascii_text_collapses_on_its_bytes_as_split_and_join(text: str) -> None:
-    assert lintmod._collapsed(text) == " ".join(text.split()).encode("ascii")
+    assert semantic._collapsed(text) == " ".join(text.split()).encode("ascii")
 
 
 @given(st.text())
 @settings(max_examples=300)
 def test_any_text_collapses_as_split_and_join(text: str) -> None:
     expected = " ".join(text.split()).encode("utf-8", "surrogatepass")
-    assert lintmod._collapsed(text) == expected
+    assert semantic._collapsed(text) == expected
 
 
 def test_ascii_ids_fold_as_lower_does() -> None:
@@ -572,9 +579,9 @@ def test_ascii_ids_fold_as_lower_does() -> None:
 
 
 def test_the_ascii_whitespace_bytes_are_what_split_splits_at() -> None:
-    assert lintmod._ASCII_SPACES == b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+    assert semantic._ASCII_SPACES == b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
     every = "".join(map(chr, range(0x80)))
-    assert lintmod._collapsed(every + every) == " ".join((every + every).split()).encode()
+    assert semantic._collapsed(every + every) == " ".join((every + every).split()).encode()
 
 
 _option_line = st.sampled_from(
@@ -583,7 +590,7 @@ _option_line = st.sampled_from(
 
 
 def test_the_letter_searches_are_compiled_for_single_capitals_only() -> None:
-    searches = lintmod._OptionSearches()
+    searches = taskchecks.OptionSearches()
     assert searches["C"]("Pick:\n(c) x") is not None and searches["C"]("C) x") is not None
     assert searches["C"]("Pick: C. x") is None
     assert searches["AB"] is None and searches["a"] is None and searches["É"] is None
@@ -609,7 +616,7 @@ def test_the_letter_search_finds_exactly_the_offered_options(
         (m.group(1) or m.group(2)).upper() for m in _REFERENCE_OPTION.finditer(prompt)
     ]
     for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
-        found = lintmod._option_search(letter)(prompt) is not None
+        found = taskchecks._option_search(letter)(prompt) is not None
         assert found == (letter in offered), (prompt, letter)
         if f"\n{letter}. " in prompt:  # the per-task check's quick test
             assert found, (prompt, letter)
@@ -690,7 +697,7 @@ def _reference_problems(path: Path, registry: Registry) -> list[tuple[Any, ...]]
     lines = path.read_bytes().split(b"\n")
     for e in ref.findings():
         text = lines[e.line - 1].rstrip(b"\r").decode("utf-8", "replace")
-        errors.append({**e.to_dict(), "text": lintmod._short(text)})
+        errors.append({**e.to_dict(), "text": report.shorten(text)})
     return [tuple(d.values()) for d in errors]
 
 
@@ -760,7 +767,7 @@ def test_lint_hashes_a_clean_generated_dataset_as_its_records(
     if decoder == "orjson":
         monkeypatch.setitem(sys.modules, "msgspec", None)
     dataset = layout / "datasets" / "example.jsonl"
-    lines = [raw for raw in MIXES[mix](1500) if lintmod._parsed(raw, 1) is not lintmod._UNPARSED]
+    lines = [raw for raw in MIXES[mix](1500) if reading._parsed(raw, 1) is not reading._UNPARSED]
     dataset.write_bytes(b"\n".join(lines) + b"\n")
     problems, hashed = _lint_problems(layout, dataset)
     assert hashed is not None and hashed == file_content_hash(dataset)

@@ -58,7 +58,7 @@ def test_a_semantic_finding_carries_its_line(layout: Path) -> None:
 
 
 def test_an_unchanged_dataset_is_told_by_its_bytes(tmp_path: Path) -> None:
-    from evalspec.evals.lint import _same_bytes
+    from evalspec.evals.lint.linter import _same_bytes
 
     path = tmp_path / "d.jsonl"
     data = b"x" * ((1 << 20) + 7)

@@ -531,3 +531,29 @@ def test_every_reported_rule_is_in_the_vocabulary(registry: Registry) -> None:
     data = io.BytesIO(b"\n".join([b"{", b"[]", b'{"a": 1}']))
     for verdict in iter_validate(data, registry=registry):
         assert all(e.rule in RULES for e in verdict.errors)
+
+
+def test_line_outcomes_is_one_loop_for_the_fast_and_the_precise_path(registry: Registry) -> None:
+    # The loop validate's line iterator and lint's reader share: a vouched line comes
+    # decoded, any other with its verdict; a valid task names the first line of its id.
+    from operator import itemgetter
+
+    from evalspec.validation.fast import FastPath
+    from evalspec.validation.validator import line_outcomes
+
+    raw = lines(task(task_id="a"), task(task_id="b"), task(task_id="a")).read().splitlines(True)
+    raw.insert(1, b"\n")  # a blank line keeps its number
+    raw.append(b"{not json\n")
+    spec = registry.spec
+    for vouch in (None, FastPath(spec).vouch):
+        first_seen: dict[str, int] = {}
+        got = list(line_outcomes(raw, spec, vouch, itemgetter("task_id"), first_seen))
+        assert [(n, first) for n, _, _, _, first in got] == [(1, 1), (2, 0), (3, 3), (4, 1), (5, 0)]
+        assert first_seen == {"a": 1, "b": 3}
+        blank, broken = got[1][3], got[4][3]
+        assert blank is None and broken is not None and broken.errors
+        for _, _, vouched, verdict, _ in (got[0], got[2], got[3]):
+            if vouch is None:
+                assert vouched is None and verdict is not None and verdict.task is not None
+            else:
+                assert vouched is not None and verdict is None

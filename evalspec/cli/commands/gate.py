@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         to_markdown,
     )
     from evalspec.evals.layout import find_layout
-    from evalspec.evals.lint import display, manifest_datasets
+    from evalspec.evals.lint import manifest_datasets, relative_name
     from evalspec.evals.manifestlink import ManifestUnreadable
     from evalspec.evals.yamlfile import MissingYamlError
     from evalspec.io.atomicfile import write_report
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         gates = parse_gates(
             text,
-            display(config.resolve()),
+            relative_name(config.resolve()),
             datasets=datasets,
             metrics=set(registry.metrics),
             labels=labels,

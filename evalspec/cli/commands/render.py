@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, display, expand, not_jsonl_hint, stdin_binary
+from evalspec.cli.inputs import STDIN, expand, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_paths, add_spec_version
 from evalspec.io.wording import counted, one_line
 from evalspec.model import TaskSpec
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     files: list[tuple[str, list[TaskSpec]]] = []
     total = invalid = 0
     for path in paths:
-        name = display(path)
+        name = input_name(path)
         try:
             result = _validated(path, registry)
         except OSError as exc:

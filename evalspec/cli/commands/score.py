@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, display, not_jsonl_hint, stdin_binary
+from evalspec.cli.inputs import STDIN, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_executor_options
 from evalspec.cli.swapped import looks_swapped
 from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
@@ -178,13 +178,15 @@ def _read(path: str) -> bytes | None:
                 run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
                 if run > limit:
                     print(
-                        f"evalspec: error: {display(path)}: {overlong_message(limit)}",
+                        f"evalspec: error: {input_name(path)}: {overlong_message(limit)}",
                         file=sys.stderr,
                     )
                     return None
     except OSError as exc:
         reason = exc.strerror or exc
-        print(f"evalspec: error: cannot read {one_line(display(path))}: {reason}", file=sys.stderr)
+        print(
+            f"evalspec: error: cannot read {one_line(input_name(path))}: {reason}", file=sys.stderr
+        )
         return None
     return b"".join(parts)
 
@@ -220,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     predictions_bytes = _read(args.predictions)
     if tasks_bytes is None or predictions_bytes is None:
         return EXIT_USAGE
-    tasks_name, predictions_name = display(args.tasks), display(args.predictions)
+    tasks_name, predictions_name = input_name(args.tasks), input_name(args.predictions)
     if looks_swapped(tasks_bytes, predictions_bytes):
         print(
             f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "

@@ -9,7 +9,7 @@ import os
 import sys
 
 from evalspec.cli.formatnames import FORMATS
-from evalspec.cli.inputs import STDIN, display, expand, not_jsonl_hint, stdin_binary
+from evalspec.cli.inputs import STDIN, expand, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import (
     add_color,
     add_executor_options,
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             problems = problems or found
             io_failed = io_failed or failed
             continue
-        name = display(path)
+        name = input_name(path)
         errors: list[ErrorRecord] = []
         tally = Tally()
         progress = Progress.for_stream(sys.stderr, name)
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             progress.clear()
             io_failed = True
             reason = exc.strerror or str(exc)
-            from evalspec.validation.engine import WorkerLost
+            from evalspec.validation.pool import WorkerLost
 
             # A lost --jobs worker is not the file's fault: say so.
             verb = "cannot check" if isinstance(exc, WorkerLost) else "cannot read"

@@ -11,7 +11,7 @@ CHECKS = ("config", "chain", "gate", "fixture", "lock", "implementation", "chang
 
 
 @attrs.frozen
-class Problem:
+class SpecProblem:
     """A defect in the spec's migrations, lock, implementations or changelog.
 
     ``check`` is one of :data:`CHECKS`; ``version`` is the migration it concerns

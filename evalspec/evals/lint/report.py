@@ -1,0 +1,103 @@
+"""What lint reports: one :class:`LintProblem` per finding, a :class:`DatasetLint` per
+dataset, the :class:`LintReport` of a run, and the helpers that build their records."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from evalspec.evals.card import CardProblem
+from evalspec.model import ErrorRecord
+
+
+@attrs.frozen
+class LintProblem:
+    """One lint finding: the file it is in and the error record."""
+
+    file: str
+    error: ErrorRecord
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, **self.error.to_dict()}
+
+
+@attrs.define
+class DatasetLint:
+    """What lint learned about one dataset."""
+
+    path: str
+    card: str
+    name: str
+    tasks: int = 0
+    content_hash: str | None = None
+    version: str | None = None
+    spec_version: int | None = None
+    problems: list[LintProblem] = attrs.Factory(list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.name,
+            "path": self.path,
+            "card": self.card,
+            "tasks": self.tasks,
+            "content_hash": self.content_hash,
+            "version": self.version,
+            "spec_version": self.spec_version,
+            "problems": len(self.problems),
+        }
+
+
+@attrs.define
+class LintReport:
+    """Every dataset linted, layout-level problems, and files that could not be read."""
+
+    datasets: list[DatasetLint] = attrs.Factory(list)
+    layout_problems: list[LintProblem] = attrs.Factory(list)
+    io_errors: list[str] = attrs.Factory(list)
+
+    def problems(self) -> Iterator[LintProblem]:
+        yield from self.layout_problems
+        for d in self.datasets:
+            yield from d.problems
+
+    @property
+    def ok(self) -> bool:
+        return not self.io_errors and next(self.problems(), None) is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "datasets": [d.to_dict() for d in self.datasets],
+            "problems": [p.to_dict() for p in self.problems()],
+            "io_errors": list(self.io_errors),
+        }
+
+
+def relative_name(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it."""
+    try:
+        return Path(os.path.relpath(path)).as_posix() if path.is_absolute() else path.as_posix()
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+def record(
+    line: int,
+    rule: str,
+    field: str | None,
+    message: str,
+    task_id: str | None = None,
+) -> ErrorRecord:
+    return ErrorRecord(line, rule, field, message, task_id)
+
+
+def from_card(file: str, p: CardProblem) -> LintProblem:
+    return LintProblem(file, record(p.line, p.rule, p.field, p.message))
+
+
+def shorten(text: str, limit: int = 1000) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
