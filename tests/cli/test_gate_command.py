@@ -31,9 +31,7 @@ def _files(tmp_path: Path) -> None:
 def test_baseline_before_or_after_the_report_means_the_same(tmp_path: Path) -> None:
     _files(tmp_path)
     after = run("gate", "new.json", "--baseline", "old.json", "--config", "red.yaml", cwd=tmp_path)
-    before = run(
-        "gate", "--config", "red.yaml", "--baseline", "old.json", "new.json", cwd=tmp_path
-    )
+    before = run("gate", "--config", "red.yaml", "--baseline", "old.json", "new.json", cwd=tmp_path)
     assert after.returncode == 1, after.stdout + after.stderr
     assert (before.returncode, before.stdout, before.stderr) == (
         after.returncode,
