@@ -39,3 +39,14 @@ def test_baseline_before_or_after_the_report_means_the_same(tmp_path: Path) -> N
         after.stderr,
     )
     assert "FAIL  main exact_match: max_drop: drop 0.1200" in before.stdout
+
+
+def test_config_problems_name_the_config_given(tmp_path: Path) -> None:
+    _files(tmp_path)
+    (tmp_path / "red.yaml").write_text("- not a mapping\n")
+    r = run("gate", "new.json", "--config", "red.yaml", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [
+        "red.yaml:1: red.yaml must be a mapping of keys",
+        "evalspec: error: 1 problem in the gates config red.yaml; no gate was checked",
+    ]

@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
         for line, msg in exc.problems:
             print(f"{exc.path}:{line}: {msg}", file=sys.stderr)
         print(
-            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config; "
+            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config "
+            f"{exc.path}; "
             "no gate was checked",
             file=sys.stderr,
         )
