@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import io
-import os
+import functools
 import sys
 from typing import Any
 
 from evalspec.cli.inputs import STDIN, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_executor_options
 from evalspec.cli.swapped import looks_swapped
-from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from evalspec.io.wording import counted, one_line
+from evalspec.io.exitcodes import EXIT_USAGE
+from evalspec.io.wording import one_line
 from evalspec.registry.build import default_registry
-from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
-from evalspec.scoring.passatk import PassAtKError, normalize_ks
-from evalspec.scoring.predictions import PredictionProblem, read_predictions
-from evalspec.scoring.report import FORMATS, build_report, format_report
-from evalspec.scoring.samples import check_ks
-from evalspec.scoring.scorer import open_sandbox, score_tasks
-from evalspec.validation.messages import format_error
-from evalspec.validation.validator import validate_file
+from evalspec.scoring.pipeline import ScoreOptions, score_inputs
+from evalspec.scoring.report import FORMATS, format_report
 
 
 def _tier(text: str) -> str:
@@ -191,8 +183,8 @@ def _read(path: str) -> bytes | None:
     return b"".join(parts)
 
 
-def _format_problem(path: str, p: PredictionProblem) -> str:
-    return f"{path}:{p.line}: {p.rule} — {p.message}"
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _progress(done: int, total: int) -> None:
@@ -234,121 +226,32 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    # Both files are validated from the bytes that are hashed, so the
-    # checksums in the report are of exactly what was scored.
-    validation = validate_file(io.BytesIO(tasks_bytes), registry=registry)
-    invalid_ids = [e.task_id for e in validation.errors if e.task_id is not None]
-    predictions = read_predictions(
-        io.BytesIO(predictions_bytes),
-        [t.task_id for t in validation.validated],
-        invalid_task_ids=invalid_ids,
-    )
-    for e in validation.errors:
-        print(format_error(tasks_name, e), file=sys.stderr)
-    for p in predictions.problems:
-        print(_format_problem(predictions_name, p), file=sys.stderr)
-    hint = not_jsonl_hint(args.tasks, validation.errors[0] if validation.errors else None)
-    if hint is not None:
-        print(hint, file=sys.stderr)
-    if validation.errors and not args.allow_bad_tasks:
-        print(
-            f"evalspec: refusing to score: {validation.invalid} of "
-            f"{counted(validation.total, 'task')} {'is' if validation.invalid == 1 else 'are'} "
-            "invalid (fix them, or pass --allow-bad-tasks to score the valid ones)",
-            file=sys.stderr,
-        )
-        return EXIT_PROBLEMS
-    code_tasks = [
-        t
-        for t in validation.validated
-        if registry.metric(t.metric_name).sandboxed and t.task_id in predictions.outputs
-    ]
-    if code_tasks and not args.allow_code_exec:
-        print(
-            f"evalspec: refusing to score: {counted(len(code_tasks), 'task')} "
-            f"{'uses' if len(code_tasks) == 1 else 'use'} a metric that executes "
-            f"the model's output as code ({', '.join(sorted({t.metric_name for t in code_tasks}))})"
-            "; pass --allow-code-exec to run them in the sandbox",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    if args.ray_address is not None and args.executor != "ray":
-        print("evalspec: error: --ray-address needs --executor ray", file=sys.stderr)
-        return EXIT_USAGE
-    pass_at = None
-    if args.pass_at is not None:
-        binary = {
-            t.task_id: len(predictions.samples[t.task_id])
-            for t in validation.validated
-            if registry.metric(t.metric_name).binary and t.task_id in predictions.samples
-        }
-        try:
-            pass_at = normalize_ks(args.pass_at)
-            # Refused before anything runs: k above a task's n is no estimate.
-            check_ks(pass_at, binary)
-        except PassAtKError as exc:
-            print(f"evalspec: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    notes = []
-    if not validation.validated:
-        # An empty dataset is a problem, not a score: its aggregates are all null.
-        print(f"evalspec: {tasks_name} holds no valid task to score", file=sys.stderr)
-        notes.append("the tasks file holds no valid task")
-    if predictions.for_invalid_tasks:
-        notes.append(
-            f"{predictions.for_invalid_tasks} predictions name invalid tasks and were not scored"
-        )
-    # SIGINT/SIGTERM end every sandboxed run at once and leave nothing behind
-    # (the probe's runs included).
-    guard = ending_runs_on_signals() if code_tasks else contextlib.nullcontext()
-    try:
-        # Opened before scoring, so a sandbox that cannot reach the asked tier
-        # stops the run before any task is scored.
-        with guard, contextlib.ExitStack() as stack:
-            sandbox: Any = None
-            if code_tasks and args.executor == "ray":
-                from evalspec.cluster.ray import open_ray_sandbox, stdout_kept_for_reports
-
-                stack.enter_context(stdout_kept_for_reports())
-                sandbox = open_ray_sandbox(
-                    args.allow_code_exec, address=args.ray_address, minimum_tier=args.min_isolation
-                )
-                stack.callback(sandbox.close)
-            elif code_tasks:
-                sandbox = open_sandbox(args.allow_code_exec, minimum_tier=args.min_isolation)
-            scores = score_tasks(
-                validation.validated,
-                predictions.for_scoring(),
-                registry=registry,
-                allow_code_exec=args.allow_code_exec,
-                sandbox=sandbox,
-                jobs=args.jobs,
-                progress=_progress if sys.stderr.isatty() else None,
-            )
-    except Interrupted as stop:
-        print(
-            f"\nevalspec: stopped by {stop.signal_name}: every sandboxed run was ended "
-            "and cleaned up; no report was written",
-            file=sys.stderr,
-        )
-        return stop.exit_status
-    stem = "stdin" if args.tasks == STDIN else os.path.splitext(os.path.basename(args.tasks))[0]
-    dataset = args.dataset or stem
-    report = build_report(
-        validation.validated,
-        scores,
-        dataset=dataset,
-        seed=args.seed,
-        bootstrap=args.bootstrap,
+    outcome = score_inputs(
+        tasks_bytes,
+        predictions_bytes,
+        tasks_path=args.tasks,
+        tasks_name=tasks_name,
+        predictions_name=predictions_name,
         registry=registry,
-        invalid_tasks=validation.invalid,
-        prediction_problems=predictions.problems,
-        tasks_sha256=hashlib.sha256(tasks_bytes).hexdigest(),
-        predictions_sha256=hashlib.sha256(predictions_bytes).hexdigest(),
-        notes=notes,
-        pass_at=pass_at,
-        executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+        options=ScoreOptions(
+            allow_bad_tasks=args.allow_bad_tasks,
+            allow_code_exec=args.allow_code_exec,
+            min_isolation=args.min_isolation,
+            jobs=args.jobs,
+            pass_at=args.pass_at,
+            executor=args.executor,
+            ray_address=args.ray_address,
+            seed=args.seed,
+            bootstrap=args.bootstrap,
+            dataset=args.dataset,
+        ),
+        say=_say,
+        progress=_progress if sys.stderr.isatty() else None,
+        first_error_hint=functools.partial(not_jsonl_hint, args.tasks),
     )
+    report = outcome.report
+    if report is None:
+        return outcome.exit_code
     text = format_report(report, args.format)
     if args.output:
         from evalspec.io.atomicfile import write_report
@@ -361,4 +264,4 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     else:
         sys.stdout.write(text)
-    return EXIT_PROBLEMS if predictions.problems or not validation.validated else EXIT_OK
+    return outcome.exit_code
