@@ -20,6 +20,7 @@ from evalspec.manifest.paths import (
     path_collisions,
     path_syntax_problem,
 )
+from evalspec.manifest.transport import outside_root_problem
 
 
 @attrs.frozen
@@ -57,6 +58,7 @@ def add(
     *,
     root: str | os.PathLike[str] | None = None,
     gitignore: bool = True,
+    allow_outside_root: bool = False,
 ) -> AddResult:
     """Record ``file``'s path, ``uri``, SHA-256 and size; ignore the file in git.
 
@@ -72,7 +74,7 @@ def add(
     """
     resolved_root = Path(root) if root is not None else find_root(Path(manifest_path).parent)
     with repository_lock(resolved_root):
-        return _add_locked(manifest_path, file, uri, root, gitignore)
+        return _add_locked(manifest_path, file, uri, root, gitignore, allow_outside_root)
 
 
 def _add_locked(
@@ -81,6 +83,7 @@ def _add_locked(
     uri: str,
     root: str | os.PathLike[str] | None,
     gitignore: bool,
+    allow_outside_root: bool,
 ) -> AddResult:
     if Path(manifest_path).exists():
         manifest = load_manifest(manifest_path, root=root)
@@ -93,6 +96,9 @@ def _add_locked(
     else:
         manifest = new_manifest(manifest_path, root=root)
     problem = uri_problem(uri)
+    if problem is None and not allow_outside_root:
+        # The rule fetch applies: recording a source fetch would refuse helps no one.
+        problem = outside_root_problem(manifest.root, uri)
     if problem is not None:
         raise ManifestError(problem)
     path = repository_path(manifest.root, file)

@@ -21,14 +21,13 @@ from typing import IO, Any
 import attrs
 
 from evalspec.io.atomicfile import fsync_dir
-from evalspec.io.repository import inside
 from evalspec.manifest.check import ManifestLike, as_manifest, check_entry, safe_local_path
 from evalspec.manifest.digest import CHUNK_BYTES
 from evalspec.manifest.errors import ManifestError, MissingExtraError
 from evalspec.manifest.lfs import parse_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry
 from evalspec.manifest.problems import ManifestProblem
-from evalspec.manifest.transport import file_uri_path, open_source, scheme_of
+from evalspec.manifest.transport import open_source, outside_root_problem
 
 _REPLACEABLE = frozenset(
     {"size_mismatch", "hash_mismatch", "unmaterialized_lfs_pointer", "missing"}
@@ -137,20 +136,11 @@ def _free_bytes(directory: Path) -> int | None:
 
 
 def _source_outside_root(manifest: Manifest, uri: str) -> str | None:
-    """A message when ``uri`` is a ``file://`` URI naming a file outside the repository."""
-    if scheme_of(uri) != "file":
-        return None
-    try:
-        local = os.path.realpath(file_uri_path(uri))
-    except ManifestError:
-        return None  # open_source reports the malformed URI
-    root = os.path.realpath(manifest.root)
-    if inside(root, local):
-        return None
-    return (
-        f"{uri} is outside the repository; a manifest may only name local files inside it "
-        "(pass --allow-outside-root to fetch from there anyway)"
-    )
+    """A message when ``uri`` reads a local file outside the repository, by any fsspec
+    protocol that resolves to the local file system (``file``, ``local``, caching or
+    archive chains). Decided on the URI alone, before anything is opened, so the
+    message says nothing about the file."""
+    return outside_root_problem(manifest.root, uri)
 
 
 def _refusal(

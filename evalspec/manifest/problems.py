@@ -39,7 +39,7 @@ PROBLEM_CODES: MappingProxyType[str, str] = MappingProxyType(
         "nothing was downloaded",
         "no_space": "the entry's size is more than the destination's free space; "
         "nothing was downloaded",
-        "source_outside_root": "a file:// URI names a file outside the repository "
+        "source_outside_root": "the URI reads a local file outside the repository "
         "(allowed only with --allow-outside-root)",
     }
 )
