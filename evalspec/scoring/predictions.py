@@ -116,7 +116,9 @@ def _samples(
         # naming the keys the line does carry points at the one to rename.
         others = [k for k in obj if k != "task_id"]
         if others:
-            msg += f"; the line has {', '.join(repr(k) for k in others[:5])}"
+            # A hostile line's keys stay one short line: each cut to 40 characters.
+            shown = (repr(k if len(k) <= 40 else k[:40] + "…") for k in others[:5])
+            msg += f"; the line has {', '.join(shown)}"
             if len(others) > 5:
                 msg += f" and {len(others) - 5} more"
             msg += ": rename the answer's key to 'output'"
