@@ -20,6 +20,7 @@ from evalspec.manifest.paths import (
     path_collisions,
     path_syntax_problem,
 )
+from evalspec.manifest.sources import source_problem
 
 
 @attrs.frozen
@@ -57,6 +58,7 @@ def add(
     *,
     root: str | os.PathLike[str] | None = None,
     gitignore: bool = True,
+    allow_outside_root: bool = False,
 ) -> AddResult:
     """Record ``file``'s path, ``uri``, SHA-256 and size; ignore the file in git.
 
@@ -69,10 +71,14 @@ def add(
 
     The read, update and write of the manifest and ``.gitignore`` hold the
     repository's lock, so concurrent adds keep every entry.
+
+    ``uri`` is held to the rules ``fetch`` applies (:mod:`evalspec.manifest.sources`):
+    a protocol off the allow-list, or a local file outside the repository unless
+    ``allow_outside_root``, is refused before anything is written.
     """
     resolved_root = Path(root) if root is not None else find_root(Path(manifest_path).parent)
     with repository_lock(resolved_root):
-        return _add_locked(manifest_path, file, uri, root, gitignore)
+        return _add_locked(manifest_path, file, uri, root, gitignore, allow_outside_root)
 
 
 def _add_locked(
@@ -81,6 +87,7 @@ def _add_locked(
     uri: str,
     root: str | os.PathLike[str] | None,
     gitignore: bool,
+    allow_outside_root: bool,
 ) -> AddResult:
     if Path(manifest_path).exists():
         manifest = load_manifest(manifest_path, root=root)
@@ -95,6 +102,9 @@ def _add_locked(
     problem = uri_problem(uri)
     if problem is not None:
         raise ManifestError(problem)
+    refused = source_problem(uri, manifest.root, allow_outside_root)
+    if refused is not None:
+        raise ManifestError(f"{refused[0]}: {refused[1]}")
     path = repository_path(manifest.root, file)
     syntax = path_syntax_problem(path)
     if syntax is not None:

@@ -63,6 +63,11 @@ def add_parser(sub: Any) -> None:
     a.add_argument("file", metavar="FILE", help="the large file to record")
     a.add_argument("--uri", required=True, help="where the file is stored (file://, s3://, ...)")
     a.add_argument("--no-gitignore", action="store_true", help="leave .gitignore alone")
+    a.add_argument(
+        "--allow-outside-root",
+        action="store_true",
+        help="accept a local URI outside the repository (fetch will need the same flag)",
+    )
     _common(a)
     a.set_defaults(run=run_add)
 
@@ -160,7 +165,14 @@ def _exit_code(problems: list[ManifestProblem] | tuple[ManifestProblem, ...]) ->
 def run_add(args: argparse.Namespace) -> int:
     manifest_path, root = _locate(args)
     try:
-        result = add(manifest_path, args.file, args.uri, root=root, gitignore=not args.no_gitignore)
+        result = add(
+            manifest_path,
+            args.file,
+            args.uri,
+            root=root,
+            gitignore=not args.no_gitignore,
+            allow_outside_root=args.allow_outside_root,
+        )
     except OSError as exc:  # reading problems are ManifestErrors: this is the writing
         where = exc.filename or manifest_path
         print(f"evalspec: error: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
