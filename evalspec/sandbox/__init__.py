@@ -46,7 +46,8 @@ finds it by running a trivial program under each, once per process):
     user already runs). As root it binds nothing (the kernel exempts uid 0),
     so a fork bomb runs until the wall clock, the program can write anywhere
     root can, and the network is reachable; a :class:`WeakIsolationWarning`
-    says so when such a sandbox is made.
+    says so when such a sandbox is made, and a root harness uses it only when
+    asked for by name (``minimum_tier="rlimits-only"``): by default it refuses.
 
 The interpreter is the harness's own (``sys.executable``) where the sandbox
 uid can run it; where it cannot (a Python under a 0700 home such as pyenv's in

@@ -44,6 +44,7 @@ is "alive" when it had not ended by itself and was killed with the rest).
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import signal
@@ -385,8 +386,9 @@ class Encoder:
             return ["C", self(value.real), self(value.imag)]
         if cls is range:
             return ["R", value.start, value.stop, value.step]
-        if isinstance(value, type(sys)):
-            return ["M", value.__name__]
+        builtin_type = _BUILTIN_TYPE_NAMES.get(id(value))
+        if builtin_type is not None and _BUILTIN_TYPES[builtin_type] is value:
+            return ["Y", builtin_type]
         stdlib = _stdlib_value(value)
         if stdlib is not None:
             return self._stdlib(stdlib, value, depth)
@@ -419,13 +421,11 @@ class Encoder:
             return ["H", object.__getattribute__(value, "_number")]
         if self.refer == "H" and isinstance(value, Callback):
             return ["K", value._number]
-        if self.refer == "H":
-            named = _importable_name(value)
-            if named is not None:
-                # math.isclose, statistics.mean, collections.Counter...: the test
-                # process uses its own pristine object of that name if it has
-                # one (the program may have patched its own), else this one.
-                return ["I", *named, self._handle(value)]
+        # Everything else, a module or a function that says it is math.isclose
+        # included, is the program's own object: the test process reaches it
+        # only through the pipes, never as an object of its own found by a
+        # name the program chose (its __module__ and __qualname__ are just
+        # attributes it can set).
         return self._handle(value)
 
     def _handle(self, value: Any) -> list[Any]:
@@ -452,23 +452,23 @@ class Encoder:
 
 
 _INF = float("inf")
+
+#: Built-in classes that cross as themselves (``return int`` then ``is int`` in
+#: the tests): a closed table of the test process's own data types and
+#: ordinary exceptions, chosen here, never looked up by a name the program
+#: sends. Not SystemExit, KeyboardInterrupt or GeneratorExit, which end things.
+_DATA_CLASSES: tuple[type, ...] = (
+    bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset,
+    range, slice, object, type, type(None), memoryview, enumerate, zip, map, filter,
+    reversed, property, staticmethod, classmethod,
+)  # fmt: skip
+_BUILTIN_TYPES: dict[str, type] = {cls.__name__: cls for cls in _DATA_CLASSES} | {
+    name: cls
+    for name, cls in vars(builtins).items()
+    if isinstance(cls, type) and issubclass(cls, Exception)
+}
+_BUILTIN_TYPE_NAMES = {id(cls): name for name, cls in _BUILTIN_TYPES.items()}
 _SEQUENCE_TAGS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
-
-
-def _importable_name(value: Any) -> tuple[str, str] | None:
-    """``(module, qualname)`` of a callable the program took from a module, if any."""
-    if not callable(value):
-        return None
-    owner = None if isinstance(value, type) else getattr(value, "__self__", None)
-    if owner is not None and not isinstance(owner, type(sys)):
-        return None  # a bound method belongs to its (program) object
-    module = getattr(value, "__module__", None)
-    qualname = getattr(value, "__qualname__", None)
-    if type(module) is not str or type(qualname) is not str:
-        return None
-    if module == "__main__" or "<" in qualname:
-        return None
-    return module, qualname
 
 
 def _as_base(value: Any, base: type) -> Any:
@@ -532,33 +532,13 @@ class Decoder:
             return complex(self(rest[0], depth + 1), self(rest[1], depth + 1))
         if tag == "R" and len(rest) == 3 and all(type(x) is int for x in rest) and rest[2]:
             return range(*rest)
-        if tag == "M" and type(items) is str:
-            return _module(items)
+        if tag == "Y" and type(items) is str and items in _BUILTIN_TYPES:
+            return _BUILTIN_TYPES[items]
         if tag == "X" and len(rest) == 2 and type(items) is str:
             return self._stdlib(items, rest[1], depth)
         if tag in ("H", "K"):
             return self._reference(tag, rest)
-        if tag == "I" and self.trusted and len(rest) == 3:
-            return self._pristine(rest, depth)
         raise ProtocolError(f"an unknown value tag {tag!r}")
-
-    def _pristine(self, rest: list[Any], depth: int) -> Any:
-        """The test process's own object of that module and name, else the proxy."""
-        module, qualname, fallback = rest
-        if type(module) is str and type(qualname) is str:
-            try:
-                found = _module(module)
-                for part in qualname.split("."):
-                    if not part.isidentifier():
-                        raise ProtocolError("not a plain name")
-                    found = getattr(found, part)
-            except (ProtocolError, AttributeError):
-                pass
-            else:
-                return found
-        if type(fallback) is not list or not fallback or fallback[0] != "H":
-            raise ProtocolError("a named object without a reference")
-        return self(fallback, depth + 1)
 
     def _pairs(self, items: Any, depth: int) -> dict[Any, Any]:
         if type(items) is not list or any(type(p) is not list or len(p) != 2 for p in items):
@@ -1199,12 +1179,19 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         first = _receive(rfd)
         if first[0] != "ready":
             raise RuntimeError(f"program process setup failed: {first[1:]}")
-        _send(wfd, ["go", sorted(_free_names(nodes))[:MAX_EXPORTS]])
     except BaseException as exc:  # anything here is the sandbox's fault
         _emit(fd, f"S test setup failed: {type(exc).__name__}: {exc}"[:500])
         os._exit(SETUP_FAILED)
+    # Ready is said before the program is let go: no program code has run yet,
+    # so whatever happens from here on (the program killing or stopping this
+    # process at its first line included) is the program's outcome, never a
+    # sandbox_error.
     _emit(fd, "R")
     _status_fd.append(fd)
+    try:
+        _send(wfd, ["go", sorted(_free_names(nodes))[:MAX_EXPORTS]])
+    except Gone as exc:
+        _fail(fd, f"the program process could not be started ({exc})")
     path = os.path.join(os.getcwd(), TEST_FILE)
     linecache.cache[path] = (len(test), None, test.splitlines(True), path)
     try:
@@ -1233,12 +1220,14 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
             name = entry[0]
             if not name.isidentifier() or name.startswith("__") or hasattr(builtins, name):
                 continue  # the tests' builtins are their own, whatever the program named
-            if name in _stdlib_names() and name in modules_used:
+            if (name in _stdlib_names() or name in ALIASES) and name in modules_used:
                 # So is the standard library: a program's `math = Fake()` is not
-                # the math whose attributes a test uses.
-                namespace[name] = _export(peer, ["M", name], name)
+                # the math whose attributes a test uses. The module is the one
+                # the test's own name says (math, np = numpy), whatever the
+                # program bound to it.
+                namespace[name] = _own_module(ALIASES.get(name, name), name)
                 continue
-            namespace[name] = _export(peer, entry[1], name)
+            namespace[name] = peer.decode(entry[1])
     except (ProtocolError, RecursionError, MemoryError) as exc:
         _fail(fd, f"the program's names could not be read: {exc}")
     # Names the program only imported are the test process's own objects:
@@ -1246,12 +1235,10 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
     # the real one.
     used = _names_used(nodes)
     for local, (module, attr) in _imported_names(str(job.get("program", ""))).items():
-        pinned = hasattr(builtins, local) or (local in _stdlib_names() and local in modules_used)
-        if local not in used or pinned:
-            continue  # never imported for nothing, never in place of a builtin or module
-        with contextlib.suppress(Exception):
-            found = _module(module, local if attr is None else None)
-            namespace[local] = found if attr is None else getattr(found, attr)
+        if local in used and not hasattr(builtins, local) and local not in modules_used:
+            found = imported_object(module, attr, local)
+            if found is not None:
+                namespace[local] = found
     try:
         tree = ast.parse(test, path)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
@@ -1412,14 +1399,37 @@ def _imports_of(nodes: list[Any]) -> list[str]:
     return names
 
 
-def _export(peer: Peer, wire: Any, binding: str) -> Any:
-    """One of the program's top-level names, as the tests will see it."""
-    if type(wire) is list and len(wire) == 2 and wire[0] == "M" and type(wire[1]) is str:
-        try:
-            return _module(wire[1], binding)
-        except ProtocolError as exc:
-            return MissingModule(str(exc))
-    return peer.decode(wire)
+def _own_module(name: str, binding: str) -> Any:
+    """The test process's own module for a module name the test reads."""
+    try:
+        return _module(name, binding)
+    except ProtocolError as exc:
+        return MissingModule(str(exc))
+
+
+def imported_object(module: str, attr: str | None, local: str) -> Any:
+    """The test process's own object for ``from module import local``, or None.
+
+    Only where the test's name is the attribute's own name (no ``as``: the
+    program must not map ``isclose`` to ``typing.cast``), the module is one of
+    SAFE_MODULES, and the object is a function or class of that module (never
+    a module such as ``typing.sys`` or ``enum.bltns``, never a builtin): the
+    program picks only which safe module, the test's text picks the name.
+    """
+    if attr is None or attr != local or attr.startswith("_"):
+        return None
+    try:
+        found = getattr(_module(module), attr)
+    except (ProtocolError, AttributeError):
+        return None
+    home = getattr(found, "__module__", None)
+    if type(found) in (bool, int, float, complex, str):
+        return found  # math.pi, string.digits: plain data
+    if isinstance(found, type(sys)) or type(home) is not str:
+        return None
+    if not (callable(found) and home.lstrip("_").split(".")[0] in SAFE_MODULES):
+        return None
+    return found
 
 
 class MissingModule:

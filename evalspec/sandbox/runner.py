@@ -15,6 +15,16 @@ from evalspec.sandbox.results import RunResult, TaskResult
 from evalspec.sandbox.tiers import TIERS, probe, probe_tier, tier_rank, unavailable_message
 
 
+def default_minimum_tier() -> str:
+    """The weakest tier a sandbox falls back to when none is asked for.
+
+    As root, ``uid-drop``: rlimits-only would run the program as root (one
+    ``os.kill(-1, SIGKILL)`` ends every root process on the machine), so it is
+    used only when asked for by name. Otherwise any tier.
+    """
+    return "uid-drop" if os.geteuid() == 0 else TIERS[-1]
+
+
 class Sandbox:
     """Runs untrusted programs at the strongest isolation tier this machine allows.
 
@@ -23,8 +33,9 @@ class Sandbox:
     The tier is probed once per process (see :func:`probe_isolation`). With
     ``minimum_tier`` set, construction raises :class:`SandboxUnavailable`
     rather than run at a weaker tier; there is never a silent downgrade below
-    it. ``tier`` asks for exactly one tier (raises when it is unavailable), for
-    instance to compare tiers or test a weaker one. ``python`` pins the
+    it. Unset, a root harness still refuses ``rlimits-only`` (see
+    :func:`default_minimum_tier`). ``tier`` asks for exactly one tier (raises
+    when it is unavailable), for instance to compare tiers or test a weaker one. ``python`` pins the
     interpreter programs run under and ``unshare`` the util-linux ``unshare``
     binary (both found automatically by default).
 
@@ -60,9 +71,17 @@ class Sandbox:
         else:
             report = probe(python, unshare)
             plan = report.plan
-            minimum = minimum_tier if minimum_tier is not None else TIERS[-1]
+            minimum = minimum_tier if minimum_tier is not None else default_minimum_tier()
             if plan is None or tier_rank(plan.tier) > tier_rank(minimum):
-                raise SandboxUnavailable(unavailable_message(report, minimum))
+                message = unavailable_message(report, minimum)
+                if minimum_tier is None and minimum != TIERS[-1]:
+                    message += (
+                        "; a root harness never runs a program as root by default: give it "
+                        "util-linux unshare (and unprivileged namespaces), or accept "
+                        "rlimits-only explicitly with --min-isolation rlimits-only "
+                        "(Sandbox(minimum_tier='rlimits-only'))"
+                    )
+                raise SandboxUnavailable(message)
         if minimum_tier is not None and tier_rank(plan.tier) > tier_rank(minimum_tier):
             raise SandboxUnavailable(
                 f"isolation tier {plan.tier!r} was asked for, below the minimum {minimum_tier!r}"

@@ -160,6 +160,36 @@ def test_without_namespaces_the_lower_tier_is_reported() -> None:
     assert result.tier == sb.tier
 
 
+@pytest.fixture
+def closed_python(tmp_path: Path) -> str:
+    """An interpreter only root can reach (in a 0700 directory): as root, uid-drop
+    cannot start it; with a missing unshare, namespace cannot either."""
+    import sys
+
+    den = tmp_path / "den"
+    den.mkdir(mode=0o700)
+    (den / "python").symlink_to(sys.executable)
+    return str(den / "python")
+
+
+def test_a_root_harness_refuses_rlimits_only_unless_asked(closed_python: str) -> None:
+    # Fail closed: without namespace or uid-drop, root never runs a program as
+    # root by default; the refusal says what is missing and how to get it.
+    box = {"python": closed_python, "unshare": "/nonexistent/unshare"}
+    if IS_ROOT:
+        with pytest.raises(SandboxUnavailable) as info:
+            Sandbox(SMALL, **box)
+        message = str(info.value)
+        assert "'uid-drop'" in message and "namespace: " in message and "uid-drop: " in message
+        assert "--min-isolation rlimits-only" in message and "unshare" in message
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sb = Sandbox(SMALL, minimum_tier="rlimits-only", **box)
+    assert sb.tier == "rlimits-only"
+    assert sb.run(SOLUTION, TEST).status == "pass"
+    assert any(issubclass(w.category, WeakIsolationWarning) for w in caught) == IS_ROOT
+
+
 def test_no_working_interpreter_raises_instead_of_scoring() -> None:
     with pytest.raises(SandboxUnavailable):
         Sandbox(python="/nonexistent/python3")

@@ -27,7 +27,16 @@ from evalspec.sandbox import (
     RunResult,
     Sandbox,
 )
-from evalspec.sandbox.driver import Decoder, Encoder, Handles, ProtocolError, overrides
+from evalspec.sandbox.driver import (
+    PRELOAD,
+    SAFE_MODULES,
+    Decoder,
+    Encoder,
+    Handles,
+    ProtocolError,
+    imported_object,
+    overrides,
+)
 
 LIMITS = Limits(cpu_seconds=2, wall_seconds=6.0, memory_bytes=256 * 1024 * 1024)
 WRONG = "def add(a, b):\n    return a - b\n"
@@ -468,6 +477,32 @@ ATTACKS: dict[str, tuple[str, str]] = {
         "def add(a, b):\n    return AlwaysEqual()\n",
         "try:\n    ok = add(2, 3) == 5\nexcept BaseException:\n    ok = True\nassert ok\n",
     ),
+    "forged-name-reaches-sys-exit": (
+        # HumanEval/15 wrong, with the suffix that made it pass: the function
+        # names itself typing.sys.exit, hoping the tests get their own.
+        "def string_sequence(n):\n    return ''\n"
+        "string_sequence.__module__ = 'typing'\n"
+        "string_sequence.__qualname__ = 'sys.exit'\n",
+        "def check(candidate):\n    assert candidate(0) == '0'\n"
+        "    assert candidate(3) == '0 1 2 3'\n\n"
+        "check(string_sequence)\n",
+    ),
+    "forged-name-reaches-exec": (
+        "def f(x):\n    return x\nf.__module__ = 'enum'\nf.__qualname__ = 'bltns.exec'\ng = f\n",
+        f"f({FORGE + '_forge()' + chr(10)!r})\nassert g(1) == 2\n",
+    ),
+    "imported-module-under-the-entry-points-name": (
+        "from typing import sys as tools\nfrom random import _os as helper\n"
+        "def f(x):\n    return x\n",
+        "tools.exit(0)\nassert f(1) == 2\n",
+    ),
+    "returned-module-and-forged-method": (
+        "import typing\n"
+        "def f():\n    return typing\n"
+        "def g():\n    h = lambda *a: None\n    h.__module__ = 'calendar'\n"
+        "    h.__qualname__ = 'sys.exit'\n    return h\n",
+        "g()(0)\nf().sys.exit(0)\nassert False\n",
+    ),
 }
 
 #: One attack per class for the quick suite.
@@ -491,6 +526,10 @@ QUICK = [
     "int-subclass-overriding-eq",
     "caught-violation-still-fails",
     "stop-or-kill-the-other-processes",
+    "forged-name-reaches-sys-exit",
+    "forged-name-reaches-exec",
+    "imported-module-under-the-entry-points-name",
+    "returned-module-and-forged-method",
 ]
 
 
@@ -523,6 +562,43 @@ def test_every_attack_fails_at_every_tier(tier: str, attack: str) -> None:
     result = _at(tier).run(code, test)
     _check(attack, result.status)
     assert result.tier == tier
+
+
+def _first_line_attack(signame: str) -> str:
+    # The program's first statement hits its sibling test process (forked
+    # right after it: the next pid) and the supervisor, as fast as it can.
+    return (
+        "import os, signal\n"
+        "for _pid in (os.getpid() + 1, os.getpid() + 2, os.getppid()):\n"
+        "    try:\n"
+        f"        os.kill(_pid, signal.{signame})\n"
+        "    except OSError:\n"
+        "        pass\n" + WRONG
+    )
+
+
+def _never_sandbox_error(sb: Sandbox, signame: str, runs: int) -> None:
+    statuses = [sb.run(_first_line_attack(signame), TEST) for _ in range(runs)]
+    for result in statuses:
+        assert result.status not in ("pass", "sandbox_error"), (result.status, result.detail)
+        assert result.detail, result.status
+
+
+def test_a_program_hitting_its_siblings_first_is_its_own_outcome() -> None:
+    # The trusted side says ready before any program code runs: about half of
+    # these runs were sandbox_error (said nothing, aborted scoring) before.
+    quick = Limits(cpu_seconds=2, wall_seconds=1.5, memory_bytes=256 * 1024 * 1024)
+    sb = sandbox_at(AVAILABLE[0], quick)
+    _never_sandbox_error(sb, "SIGKILL", 6)
+    _never_sandbox_error(sb, "SIGSTOP", 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tier", AVAILABLE)
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGSTOP", "SIGTERM"])
+def test_a_program_hitting_its_siblings_first_at_every_tier(tier: str, signame: str) -> None:
+    quick = Limits(cpu_seconds=2, wall_seconds=1.5, memory_bytes=256 * 1024 * 1024)
+    _never_sandbox_error(sandbox_at(tier, quick), signame, 10)
 
 
 def test_overriding_types_fail_with_a_clear_detail(sandbox: Sandbox) -> None:
@@ -589,6 +665,11 @@ def test_flooding_every_descriptor_relabels_nothing(tier: str) -> None:
 # --- honest programs keep passing ----------------------------------------------
 
 HONEST: dict[str, tuple[str, str]] = {
+    "returns-builtin-types": (
+        "def kinds():\n    return int, [str, ValueError], {'t': type(None)}\n",
+        "a, b, c = kinds()\nassert a is int and a('3') == 3\n"
+        "assert b == [str, ValueError] and c['t'] is type(None)\n",
+    ),
     "humaneval-check": (
         "from typing import List\n\n"
         "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
@@ -897,7 +978,10 @@ def test_decoder_builds_only_exact_builtin_types() -> None:
         ["?", 1],
         ["S", [["L", []]]],
         ["M", "__main__"],
-        ["M", "os; import x"],
+        ["M", "math"],  # no module crosses by name
+        ["I", "typing", "sys.exit", ["H", 1, "function", "f"]],
+        ["Y", "SystemExit"],
+        ["Y", "exec"],
         ["H", 1, "weird", "x"],
         ["K", 1],  # a test-side object the test never handed out
         ["R", 0, 1, 0],
@@ -905,6 +989,94 @@ def test_decoder_builds_only_exact_builtin_types() -> None:
     ):
         with pytest.raises(ProtocolError):
             decode(bad)
+
+
+def _trusted_modules() -> list[object]:
+    """The modules the test process trusts (their attributes reach the rest:
+    typing.sys, enum.bltns, random._os)."""
+    import importlib
+
+    return [importlib.import_module(name) for name in sorted({*SAFE_MODULES, *PRELOAD})]
+
+
+def _reachable(module: object) -> list[tuple[str, object]]:
+    """``(dotted name, object)`` for every attribute, and attribute of one, of ``module``."""
+    import warnings
+
+    found: list[tuple[str, object]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # typing.re and friends
+        for name, value in list(vars(module).items()):
+            found.append((name, value))
+            for inner in dir(value)[:400]:
+                try:
+                    found.append((f"{name}.{inner}", getattr(value, inner)))
+                except Exception:
+                    continue
+    return found
+
+
+def test_no_name_a_program_announces_reaches_a_trusted_object() -> None:
+    # The forge route: a program object naming itself after any object the
+    # test process holds (typing.sys.exit, enum.bltns.exec, random._os...)
+    # must still arrive as a proxy to the program's object.
+    made: list[int] = []
+
+    def proxy(number: int, kind: str, desc: str) -> object:
+        made.append(number)
+        return ("proxy", number)
+
+    encode, decode = Encoder(Handles(), "H"), Decoder(proxy, Handles(), True)
+
+    def impostor() -> None: ...
+
+    klass = type("Impostor", (), {})
+    checked = 0
+    for module in _trusted_modules():
+        for dotted, _ in _reachable(module)[:2000]:
+            for value in (impostor, klass):
+                value.__module__ = module.__name__  # type: ignore[attr-defined]
+                value.__qualname__ = dotted
+                got = decode(encode(value))
+                assert type(got) is tuple and got[0] == "proxy", (module, dotted)
+                checked += 1
+    assert checked > 20_000
+    # A module itself crosses as a proxy too, never as the test process's module.
+    assert decode(encode(sys))[0] == "proxy"
+
+
+def test_imports_the_program_names_never_give_a_code_running_object() -> None:
+    # `from typing import sys as tools`: what the tests get for a name the
+    # program only imported is never a module and never anything that runs
+    # code, exits, or touches the machine, for every attribute of every module
+    # the program may name.
+    import builtins
+    import importlib
+
+    dangerous: set[int] = set()
+    names = "builtins sys os posix subprocess importlib runpy pickle marshal code codeop"
+    for name in (*names.split(), "ctypes", "shutil", "signal", "pty", "socket", "threading"):
+        with_module = importlib.import_module(name)
+        dangerous.add(id(with_module))
+        dangerous.update(
+            id(v)
+            for v in vars(with_module).values()
+            if callable(v) and str(getattr(v, "__module__", "")).lstrip("_") in (name, "posix")
+        )  # its own functions and classes, not the deque threading imported
+    for name in ("int", "str", "float", "bool", "list", "dict", "tuple", "set", "object"):
+        dangerous.discard(id(getattr(builtins, name)))  # data types are harmless
+    resolved = 0
+    for module in sorted(SAFE_MODULES):
+        for attr in dir(importlib.import_module(module)):
+            found = imported_object(module, attr, attr)
+            if found is None:
+                continue
+            resolved += 1
+            assert not isinstance(found, type(sys)), (module, attr)
+            assert id(found) not in dangerous, (module, attr, found)
+            # and only under its own name: no mapping isclose to typing.cast
+            assert imported_object(module, attr, attr + "_") is None
+    assert resolved > 500
 
 
 def test_encoder_converts_override_free_subclasses_and_refers_the_rest() -> None:

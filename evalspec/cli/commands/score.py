@@ -107,7 +107,8 @@ def add_parser(sub: Any) -> None:
         metavar="TIER",
         type=_tier,
         help="refuse to run code_exec below this sandbox isolation tier "
-        "(strongest first: namespace, uid-drop, rlimits-only; default: any)",
+        "(strongest first: namespace, uid-drop, rlimits-only; default: any, but "
+        "as root never rlimits-only unless named here)",
     )
     p.add_argument(
         "--jobs",
