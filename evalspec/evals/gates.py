@@ -125,7 +125,7 @@ def parse_gates(
     :raises GateConfigError: with every problem at once.
     """
     try:
-        mapping = load_mapping(text, what="gates.yaml")
+        mapping = load_mapping(text, what=path)
     except YamlSyntaxError as exc:
         raise GateConfigError(path, [(exc.line, exc.message)]) from None
     problems: list[tuple[int, str]] = []

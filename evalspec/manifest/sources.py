@@ -49,7 +49,7 @@ def resolve_source(uri: str) -> Source:
         name = wrapper.split("://", 1)[0].lower()
         if wrapper.lower() not in CACHE_WRAPPERS and name not in CACHE_WRAPPERS:
             raise ManifestError(f"{uri}: the chain link {wrapper!r} is not an allowed protocol")
-        if "://" in wrapper:
+        if "://" in wrapper and wrapper.split("://", 1)[1]:
             raise ManifestError(f"{uri}: a cache link must not name a path of its own")
     target = links[-1]
     scheme = scheme_of(target)

@@ -112,6 +112,14 @@ def _samples(
         return tuple(outputs), []
     if "output" not in obj:
         msg = "required field 'output' (or 'outputs', a list of samples) is missing"
+        # Runners name the answer differently ("answer", "completion", ...):
+        # naming the keys the line does carry points at the one to rename.
+        others = [k for k in obj if k != "task_id"]
+        if others:
+            msg += f"; the line has {', '.join(repr(k) for k in others[:5])}"
+            if len(others) > 5:
+                msg += f" and {len(others) - 5} more"
+            msg += ": rename the answer's key to 'output'"
         return None, [PredictionProblem(line, "missing_field", msg)]
     if not isinstance(obj["output"], str):
         # null included: a runner that got no answer should leave the line out,

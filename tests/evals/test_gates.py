@@ -180,3 +180,19 @@ def test_the_gate_command_reports_huge_integers_in_one_line(tmp_path: Path) -> N
     assert bad_report.returncode == 1, bad_report.stderr
     assert "Traceback" not in bad_report.stderr
     assert bad_report.stdout.startswith("FAIL")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("gates: [\n", "ci/red-lines.yaml is not valid YAML"),
+        ("- 1\n", "ci/red-lines.yaml must be a mapping of keys"),
+        ("gates: {}\ngates: {}\n", "ci/red-lines.yaml repeats the key 'gates'"),
+    ],
+)
+def test_config_problems_name_the_file_read(text: str, expected: str) -> None:
+    with pytest.raises(GateConfigError) as info:
+        parse_gates(text, "ci/red-lines.yaml", datasets=None, metrics=METRICS)
+    [(_, message)] = info.value.problems
+    assert message.startswith(expected)
+    assert "gates.yaml" not in message

@@ -15,6 +15,7 @@ import pytest
 from hostile_helpers import evalspec, git_repo, signals_at_their_defaults
 
 from evalspec.manifest import FetchLimits, fetch
+from evalspec.manifest.model import uri_problem
 
 
 def repo_with_datasets(path: Path) -> Path:
@@ -178,3 +179,87 @@ def test_a_manifest_that_is_a_symlink_out_of_the_repository_is_not_read(
     assert done.returncode == 2
     assert "symlink that leads outside the repository" in done.stderr
     assert "column" not in done.stderr  # nothing about the file's content
+
+
+def _local_forms(path: Path) -> list[str]:
+    """Every way the tests know for fsspec to read ``path`` off the local disk."""
+    uri = path.as_uri()
+    bare = uri.removeprefix("file://")
+    return [
+        uri,
+        f"FILE://{bare}",
+        f"local://{bare}",
+        f"file://localhost{bare}",
+        f"zip://member.txt::{uri}",
+        f"tar://member.txt::local://{bare}",
+        f"blockcache://::{uri}",
+        f"simplecache::{uri}",
+        f"filecache::local://{bare}",
+        f"simplecache::filecache::{uri}",
+    ]
+
+
+def test_every_protocol_reading_local_files_is_held_to_the_repository(
+    repo: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.txt"
+    data = b"token=abc\n"
+    secret.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    for n, uri in enumerate(_local_forms(secret)):
+        write_manifest(repo, [entry(f"datasets/s{n}", uri, len(data), digest)])
+        result = fetch(repo / "datasets" / "manifest.json", root=repo)
+        # A chain that does not start with scheme:// is not a valid uri at all.
+        # Archive and other non-cache chains are off the allow-list altogether.
+        expected = (
+            {"invalid_entry"} if uri_problem(uri) else {"source_outside_root", "source_not_allowed"}
+        )
+        assert len(result.problems) == 1 and result.problems[0].code in expected, uri
+        assert not (repo / "datasets" / f"s{n}").exists(), uri
+    inside = repo / "blob"
+    inside.write_bytes(data)
+    direct = _local_forms(inside)[:4]
+    write_manifest(
+        repo, [entry(f"datasets/i{n}", u, len(data), digest) for n, u in enumerate(direct)]
+    )
+    result = fetch(repo / "datasets" / "manifest.json", root=repo)
+    assert result.problems == ()
+    assert len(result.fetched) == len(direct)
+
+
+def test_an_outside_entry_is_refused_with_one_message_whatever_the_file(
+    repo: Path, tmp_path: Path
+) -> None:
+    messages = set()
+    for n, size in enumerate((0, 5, 1049, 1050, 1051)):
+        outside = tmp_path / f"f{n}"
+        if size:
+            outside.write_bytes(b"x" * 1050)
+        for_uri = f"local://{outside}"
+        write_manifest(repo, [entry("datasets/x", for_uri, size)])
+        done = evalspec(repo, "manifest", "fetch", "--format", "json")
+        assert done.returncode == 1, done.stdout + done.stderr
+        [problem] = json.loads(done.stdout)["problems"]
+        assert problem["code"] == "source_outside_root"
+        messages.add(problem["message"].replace(for_uri, "URI"))
+    assert len(messages) == 1  # absent, smaller, equal or larger: the same words
+
+
+def test_manifest_add_refuses_what_fetch_would_refuse(repo: Path, tmp_path: Path) -> None:
+    (repo / "datasets" / "big.bin").write_bytes(b"data\n")
+    secret = tmp_path / "secret.txt"
+    for uri in _local_forms(secret):
+        done = evalspec(repo, "manifest", "add", "datasets/big.bin", "--uri", uri)
+        assert done.returncode == 2, (uri, done.stdout, done.stderr)
+        said = ("has no scheme",) if uri_problem(uri) else ("outside the repository",
+                                                             "not an allowed protocol")  # fmt: skip
+        assert done.stderr.count("\n") == 1 and any(s in done.stderr for s in said)
+        assert "Traceback" not in done.stderr
+    assert not (repo / "datasets" / "manifest.json").exists()
+    allowed = evalspec(
+        repo, "manifest", "add", "datasets/big.bin", "--uri", secret.as_uri(),
+        "--allow-outside-root",
+    )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr
+    fine = evalspec(repo, "manifest", "add", "datasets/big.bin", "--uri", "s3://b/big.bin")
+    assert fine.returncode == 0, fine.stderr

@@ -65,6 +65,15 @@ def test_each_problem_is_reported_with_its_line() -> None:
     assert by_line[6].task_id == "t2"
 
 
+def test_a_missing_output_names_the_keys_the_line_has() -> None:
+    result = read(b'{"task_id": "t1", "answer": "x"}\n')
+    (problem,) = result.problems
+    assert problem.rule == "missing_field"
+    assert "'answer'" in problem.message and "rename" in problem.message
+    bare = read(b'{"task_id": "t1"}\n').problems[0].message
+    assert "the line has" not in bare
+
+
 def test_unknown_task_suggests_a_close_id() -> None:
     result = read(b'{"task_id": "t_1", "output": "x"}\n', ids=["t_2", "zzz"])
     assert "did you mean 't_2'?" in result.problems[0].message

@@ -1,4 +1,4 @@
-"""``evalspec gate REPORT... [--baseline BASE...] [--config FILE] [--markdown FILE]``."""
+"""``evalspec gate REPORT... [--baseline BASE]... [--config FILE] [--markdown FILE]``."""
 
 from __future__ import annotations
 
@@ -29,11 +29,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--baseline",
-        action="extend",
-        nargs="+",
+        # One file per --baseline (repeat it for more): a flag taking several values would
+        # swallow the REPORTs after it, so "gate --baseline B REPORT" could not parse.
+        action="append",
         default=None,
         metavar="BASE",
-        help="baseline score report for max_drop (one per dataset); - reads standard input",
+        help="baseline score report for max_drop (one per dataset; repeat the option for "
+        "more); - reads standard input",
     )
     p.add_argument(
         "--config",
@@ -152,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
         for line, msg in exc.problems:
             print(f"{exc.path}:{line}: {msg}", file=sys.stderr)
         print(
-            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config; "
+            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config "
+            f"{exc.path}; "
             "no gate was checked",
             file=sys.stderr,
         )

@@ -102,7 +102,8 @@ def add_parser(sub: Any) -> None:
     f.add_argument(
         "--allow-outside-root",
         action="store_true",
-        help="allow file:// sources outside the repository (refused by default: a "
+        help="allow local sources (file://, local://, chains of them) outside the "
+        "repository (refused by default: a "
         "manifest from a pull request could name any file CI can read)",
     )
     _common(f)
