@@ -38,6 +38,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "1 problems found, 2 usage or I/O error.",
     )
     parser.add_argument(
+        "-V",
         "--version",
         action="version",
         version=f"evalspec {__version__}",

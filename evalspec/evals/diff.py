@@ -318,9 +318,28 @@ def diff_files(
 # -- Markdown --------------------------------------------------------------------------
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _short_pair(old: Any, new: Any, limit: int = 80) -> tuple[str, str]:
+    """Both sides of a change, each at most about ``limit`` characters.
+
+    Long values are cut around their first difference, not at their start:
+    two targets that share a long opening would otherwise show identically.
+    """
+    texts = [json.dumps(value, ensure_ascii=False) for value in (old, new)]
+    if all(len(text) <= limit for text in texts):
+        return texts[0], texts[1]
+    same = next(
+        (i for i, (a, b) in enumerate(zip(*texts, strict=False)) if a != b),
+        min(map(len, texts)),
+    )
+    start = max(0, same - 20)  # some shared context before the difference
+    width = limit - 2  # room for the two ellipses
+
+    def cut(text: str) -> str:
+        head = "…" if start else ""
+        tail = "…" if start + width < len(text) else ""
+        return head + text[start : start + width] + tail
+
+    return cut(texts[0]), cut(texts[1])
 
 
 def _cell(text: str) -> str:
@@ -392,7 +411,7 @@ def to_markdown(diff: DatasetDiff, title: str) -> str:
     if diff.changed:
         lines += ["", "#### Changed", ""]
         for c in diff.changed:
-            parts = [f"{f.field}: {_short(f.old)} → {_short(f.new)}" for f in c.changes]
+            parts = [f"{f.field}: {' → '.join(_short_pair(f.old, f.new))}" for f in c.changes]
             lines.append(f"- `{c.task_id}`: " + "; ".join(parts))
     for kind, records in (("Added", diff.added), ("Removed", diff.removed)):
         if records:

@@ -28,6 +28,7 @@ from the ``pass_at_k`` section of a report scored on n samples per task
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -431,3 +432,34 @@ def to_markdown(verdicts: Sequence[Verdict]) -> str:
         mark = {True: "pass", False: "**FAIL**", None: "not checked"}[v.passed]
         lines.append(f"| {mark} | `{v.gate.name}` | {v.check} | {v.message} |")
     return "\n".join(lines) + "\n"
+
+
+def _facts(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What must agree for a report's figures to be compared with a baseline's."""
+    provenance = report.get("provenance")
+    prov = provenance if isinstance(provenance, dict) else {}
+    metrics = _get(report, "aggregates", "by_metric")
+    return {
+        "tasks_sha256": prov.get("tasks_sha256"),
+        "spec version": prov.get("spec_version"),
+        "metrics": sorted(metrics) if isinstance(metrics, dict) else None,
+        "number of tasks": _get(report, "counts", "tasks"),
+    }
+
+
+def incomparable(
+    reports: Mapping[str, Mapping[str, Any]], baselines: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """One message per fact on which a dataset's report and its baseline differ
+    (scored on other tasks, at another spec version, on other metrics or another
+    number of tasks): their figures say nothing about a drop."""
+    out = []
+    for name in sorted(set(reports) & set(baselines)):
+        now, then = _facts(reports[name]), _facts(baselines[name])
+        for fact in now:
+            if now[fact] != then[fact]:
+                out.append(
+                    f"dataset {name!r}: the report and the baseline differ in {fact} "
+                    f"({json.dumps(now[fact])} vs {json.dumps(then[fact])})"
+                )
+    return out

@@ -19,7 +19,6 @@ path the user names outside the repository on purpose is written as asked.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import stat
@@ -38,7 +37,11 @@ class UnsafePathError(EvalspecError):
     """Writing the path would follow a symlink out of the repository or project."""
 
 
-class LockTimeoutError(EvalspecError):
+class LockError(EvalspecError):
+    """The repository's evalspec lock cannot be taken; the write does not run unlocked."""
+
+
+class LockTimeoutError(LockError):
     """Another process held the repository's evalspec lock for too long."""
 
 
@@ -178,17 +181,62 @@ def _git_dir(root: Path) -> Path | None:
     return None
 
 
+def _euid() -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else 0
+
+
+def private_lock_dir() -> Path:
+    """This user's lock directory, ``<tmp>/evalspec-<euid>``: created 0700, and used
+    only while it is a real directory owned by the effective uid that no one else can
+    enter (anyone can compute the name, so anyone could have made it first).
+
+    :raises LockError: it exists but is not private to this user.
+    """
+    euid = _euid()
+    path = Path(tempfile.gettempdir()) / f"evalspec-{euid}"
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise LockError(f"cannot create the lock directory {path}: {exc.strerror or exc}") from None
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != euid or st.st_mode & 0o077:
+        raise LockError(
+            f"refusing the lock directory {path}: it must be a directory owned by uid {euid} "
+            f"with mode 0700, found uid {st.st_uid} mode {stat.filemode(st.st_mode)}"
+        )
+    return path
+
+
 def lock_file_for(root: str | os.PathLike[str]) -> Path:
     """Where the repository's evalspec lock lives: inside ``.git`` when there is one
-    (git ignores it there), else in the temp directory, named for the root's real
-    path, so a project outside git gains no stray file."""
+    (git ignores it there), else in this user's private lock directory
+    (:func:`private_lock_dir`), named for the root's real path, so a project outside
+    git gains no stray file and no other user can plant or remove its lock."""
     base = Path(os.path.realpath(root))
     git_dir = _git_dir(base)
     if git_dir is not None:
         return git_dir / "evalspec.lock"
     key = hashlib.sha256(os.fsencode(base)).hexdigest()[:24]
-    user = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"evalspec-{user}-{key}.lock"
+    return private_lock_dir() / f"{key}.lock"
+
+
+def _check_lock_file(path: Path) -> None:
+    """Refuse a lock file this user does not own: whoever planted it could remove it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise LockError(f"cannot use the lock file {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePathError(f"refusing to use the lock file {path}: it is a symlink")
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != _euid():
+        raise LockError(
+            f"refusing the lock file {path}: it belongs to uid {st.st_uid}, not {_euid()} "
+            "(or is not a regular file); remove it if you trust it"
+        )
 
 
 def write_report(path: str | os.PathLike[str], text: str) -> None:
@@ -219,15 +267,24 @@ def repository_lock(
 ) -> Iterator[None]:
     """Hold the repository's evalspec lock (a ``filelock`` lock) for a read-modify-write.
 
+    Never runs the body unlocked: a lock that cannot be taken (read-only
+    checkout, a lock file planted by another user, a lock directory that is not
+    private) is an error.
+
     :raises LockTimeoutError: another process held it longer than ``timeout`` seconds.
+    :raises LockError: the lock cannot be taken.
     """
     import filelock
 
     path = lock_file_for(root)
-    if os.path.islink(path):
-        raise UnsafePathError(f"refusing to use the lock file {path}: it is a symlink")
-    lock = filelock.FileLock(str(path), timeout=timeout)
-    acquired = True
+    _check_lock_file(path)
+    try:
+        # filelock 4 may otherwise unlink the path on release (a second process can
+        # then lock a new file while a third holds the old one) or fall back to a
+        # soft lock; filelock 3 does neither and lacks the option.
+        lock = filelock.FileLock(str(path), timeout=timeout, mode=0o600, preserve_lock_file=True)
+    except TypeError:
+        lock = filelock.FileLock(str(path), timeout=timeout, mode=0o600)
     try:
         lock.acquire()
     except filelock.Timeout:
@@ -236,11 +293,9 @@ def repository_lock(
             "if none is running, delete the file"
         ) from None
     except OSError as exc:
-        if exc.errno not in (errno.EACCES, errno.EROFS, errno.EPERM):
-            raise
-        acquired = False  # a read-only checkout: the write itself will report it
+        raise LockError(f"cannot take the lock {path}: {exc.strerror or exc}") from None
     try:
+        _check_lock_file(path)  # planted between the check and the open
         yield
     finally:
-        if acquired:
-            lock.release()
+        lock.release()

@@ -20,7 +20,7 @@ from evalspec.manifest.paths import (
     path_collisions,
     path_syntax_problem,
 )
-from evalspec.manifest.transport import outside_root_problem
+from evalspec.manifest.sources import source_problem
 
 
 @attrs.frozen
@@ -71,6 +71,10 @@ def add(
 
     The read, update and write of the manifest and ``.gitignore`` hold the
     repository's lock, so concurrent adds keep every entry.
+
+    ``uri`` is held to the rules ``fetch`` applies (:mod:`evalspec.manifest.sources`):
+    a protocol off the allow-list, or a local file outside the repository unless
+    ``allow_outside_root``, is refused before anything is written.
     """
     resolved_root = Path(root) if root is not None else find_root(Path(manifest_path).parent)
     with repository_lock(resolved_root):
@@ -96,11 +100,11 @@ def _add_locked(
     else:
         manifest = new_manifest(manifest_path, root=root)
     problem = uri_problem(uri)
-    if problem is None and not allow_outside_root:
-        # The rule fetch applies: recording a source fetch would refuse helps no one.
-        problem = outside_root_problem(manifest.root, uri)
     if problem is not None:
         raise ManifestError(problem)
+    refused = source_problem(uri, manifest.root, allow_outside_root)
+    if refused is not None:
+        raise ManifestError(f"{refused[0]}: {refused[1]}")
     path = repository_path(manifest.root, file)
     syntax = path_syntax_problem(path)
     if syntax is not None:

@@ -27,7 +27,7 @@ from evalspec.manifest.errors import ManifestError, MissingExtraError
 from evalspec.manifest.lfs import parse_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry
 from evalspec.manifest.problems import ManifestProblem
-from evalspec.manifest.transport import open_source, outside_root_problem
+from evalspec.manifest.sources import open_allowed, outside_root, resolve_source, source_problem
 
 _REPLACEABLE = frozenset(
     {"size_mismatch", "hash_mismatch", "unmaterialized_lfs_pointer", "missing"}
@@ -66,16 +66,42 @@ class _Rejected(Exception):
         self.message = message
 
 
+_OPAQUE_MISMATCH = "source_mismatch"
+
+
 def _copy_verified(
+    entry: ManifestEntry,
+    out: IO[bytes],
+    storage_options: Mapping[str, Any] | None,
+    opaque: bool = False,
+) -> None:
+    """Stream ``entry.uri`` into ``out``; raise :class:`_Rejected` unless it matches.
+
+    ``opaque`` (a local file outside the repository): every way of not matching,
+    and every read error, gives one message, so a manifest cannot learn an outside
+    file's size, kind or existence from which message it gets.
+    """
+    try:
+        _copy_checked(entry, out, storage_options)
+    except (_Rejected, ManifestError) as exc:
+        if not opaque:
+            raise
+        raise _Rejected(
+            _OPAQUE_MISMATCH,
+            f"{entry.uri} is not the file the manifest describes (or cannot be read); "
+            "nothing written",
+        ) from exc
+
+
+def _copy_checked(
     entry: ManifestEntry, out: IO[bytes], storage_options: Mapping[str, Any] | None
 ) -> None:
-    """Stream ``entry.uri`` into ``out``; raise :class:`_Rejected` unless it matches."""
     digest = hashlib.sha256()
     received = 0
     head = b""
     limit = entry.size
     try:
-        with open_source(entry.uri, storage_options) as src:
+        with open_allowed(entry.uri, storage_options) as src:
             while True:
                 # Never ask for more than one byte past the declared size.
                 chunk = src.read(min(CHUNK_BYTES, limit + 1 - received))
@@ -135,22 +161,20 @@ def _free_bytes(directory: Path) -> int | None:
     return None
 
 
-def _source_outside_root(manifest: Manifest, uri: str) -> str | None:
-    """A message when ``uri`` reads a local file outside the repository, by any fsspec
-    protocol that resolves to the local file system (``file``, ``local``, caching or
-    archive chains). Decided on the URI alone, before anything is opened, so the
-    message says nothing about the file."""
-    return outside_root_problem(manifest.root, uri)
+def _reads_outside(manifest: Manifest, entry: ManifestEntry) -> bool:
+    try:
+        return outside_root(resolve_source(entry.uri), manifest.root)
+    except ManifestError:
+        return False  # refused before this is asked
 
 
 def _refusal(
     manifest: Manifest, entry: ManifestEntry, target: Path, limits: FetchLimits
 ) -> tuple[str, str] | None:
     """Why the download must not start, as ``(code, message)``; checked before any byte."""
-    if not limits.allow_outside_root:
-        outside = _source_outside_root(manifest, entry.uri)
-        if outside is not None:
-            return "source_outside_root", outside
+    refused = source_problem(entry.uri, manifest.root, limits.allow_outside_root)
+    if refused is not None:
+        return refused
     if limits.max_bytes is not None and entry.size > limits.max_bytes:
         return "too_large", (
             f"the manifest says {entry.size} bytes, over the fetch limit of "
@@ -192,7 +216,7 @@ def fetch_entry(
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
-            _copy_verified(entry, out, storage_options)
+            _copy_verified(entry, out, storage_options, _reads_outside(manifest, entry))
             out.flush()
             os.fsync(out.fileno())
         # mkstemp made it 0600; a fetched dataset is as readable as a checked-out one.

@@ -21,7 +21,9 @@ FORMAT_VERSION = 1
 DEFAULT_MANIFEST = "datasets/manifest.json"
 """Where the manifest lives, relative to the repository root, unless told otherwise."""
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# A scheme, optionally after fsspec cache links (``simplecache::s3://...``); which
+# protocols may be read is decided by evalspec.manifest.sources.
+_SCHEME = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*::)*[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def uri_problem(uri: object) -> str | None:

@@ -39,8 +39,12 @@ PROBLEM_CODES: MappingProxyType[str, str] = MappingProxyType(
         "nothing was downloaded",
         "no_space": "the entry's size is more than the destination's free space; "
         "nothing was downloaded",
-        "source_outside_root": "the URI reads a local file outside the repository "
-        "(allowed only with --allow-outside-root)",
+        "source_outside_root": "a URI reads a local file (file://, local://, or a cache "
+        "chain ending in one) outside the repository (allowed only with --allow-outside-root)",
+        "source_not_allowed": "the URI's protocol is not on the allow-list "
+        "(file, local, s3, gs, az, http(s), and simplecache/filecache/blockcache chains of them)",
+        "source_mismatch": "a local file outside the repository does not match the entry; "
+        "the message is the same whatever the file holds",
     }
 )
 """Every :class:`ManifestProblem` code, with what it means."""

@@ -18,7 +18,6 @@ from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from evalspec.io.repository import inside
 from evalspec.manifest.errors import ManifestError, MissingExtraError
 
 S3_ENDPOINT_ENV = "EVALSPEC_S3_ENDPOINT_URL"
@@ -41,63 +40,6 @@ def file_uri_path(uri: str) -> str:
     if not parts.path:
         raise ManifestError(f"{uri}: file:// URI without a path")
     return url2pathname(unquote(parts.path))
-
-
-# fsspec protocols that read the local file system: a chain holding any of them
-# (``simplecache::file://...``, ``zip://x::local://...``) reads a local path.
-_LOCAL_PROTOCOLS = frozenset({"file", "local"})
-
-
-def _is_local_protocol(protocol: str) -> bool:
-    """Whether fsspec's filesystem for ``protocol`` reads local files: by name, or by its
-    class being fsspec's LocalFileSystem (looked up without importing any backend)."""
-    if protocol in _LOCAL_PROTOCOLS:
-        return True
-    try:
-        registry = importlib.import_module("fsspec.registry")
-        local = importlib.import_module("fsspec.implementations.local")
-    except ImportError:  # without fsspec only file:// can be read at all
-        return False
-    registered = registry.registry.get(protocol)
-    if isinstance(registered, type) and issubclass(registered, local.LocalFileSystem):
-        return True
-    known = registry.known_implementations.get(protocol, {}).get("class", "")
-    return bool(known == "fsspec.implementations.local.LocalFileSystem")
-
-
-def local_paths(uri: str) -> list[str | None]:
-    """The local paths ``uri`` reads: one per link of its fsspec chain (``a::b::c``) that
-    resolves to the local file system, ``None`` for a link whose path cannot be told
-    (to be refused: failing closed). Empty when no link is local."""
-    paths: list[str | None] = []
-    for link in uri.split("::"):
-        parts = urlsplit(link)
-        protocol = parts.scheme.lower()
-        # A link without a scheme is a bare path to fsspec: local.
-        if protocol and not _is_local_protocol(protocol):
-            continue
-        if protocol and parts.netloc not in ("", "localhost"):
-            paths.append(None)
-        elif protocol:
-            paths.append(url2pathname(unquote(parts.path)) or None)
-        else:
-            paths.append(link or None)
-    return paths
-
-
-def outside_root_problem(root: str | os.PathLike[str], uri: str) -> str | None:
-    """A message when ``uri`` reads a local file outside ``root`` (see :func:`local_paths`).
-
-    The message names only the URI: it is the same whatever the file holds, its size,
-    or whether it exists."""
-    real_root = os.path.realpath(root)
-    for path in local_paths(uri):
-        if path is None or not inside(real_root, os.path.realpath(path)):
-            return (
-                f"{uri} reads a local file outside the repository; a manifest may only name "
-                "local files inside it (pass --allow-outside-root to use it anyway)"
-            )
-    return None
 
 
 def storage_options_for(uri: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:

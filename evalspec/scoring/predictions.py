@@ -112,6 +112,16 @@ def _samples(
         return tuple(outputs), []
     if "output" not in obj:
         msg = "required field 'output' (or 'outputs', a list of samples) is missing"
+        # Runners name the answer differently ("answer", "completion", ...):
+        # naming the keys the line does carry points at the one to rename.
+        others = [k for k in obj if k != "task_id"]
+        if others:
+            # A hostile line's keys stay one short line: each cut to 40 characters.
+            shown = (repr(k if len(k) <= 40 else k[:40] + "…") for k in others[:5])
+            msg += f"; the line has {', '.join(shown)}"
+            if len(others) > 5:
+                msg += f" and {len(others) - 5} more"
+            msg += ": rename the answer's key to 'output'"
         return None, [PredictionProblem(line, "missing_field", msg)]
     if not isinstance(obj["output"], str):
         # null included: a runner that got no answer should leave the line out,

@@ -290,6 +290,11 @@ def _num(value: float | None) -> str:
     return "null" if value is None else f"{value:.4f}"
 
 
+def _corpus_rows(report: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """The corpus figures some task measured (null ones are only in JSON and the notes)."""
+    return [(name, value) for name, value in report["corpus"].items() if value is not None]
+
+
 def _ci(stat: Mapping[str, Any]) -> str:
     ci = stat.get("ci95")
     return "-" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
@@ -364,7 +369,9 @@ def _text(report: Mapping[str, Any]) -> str:
         lines.append(f"{label:<32} {stat['count']:>6} {_num(stat['mean']):>8}  {_ci(stat)}")
     for label, stat in _pass_rows(report):
         lines.append(f"{label:<32} {stat['count']:>6} {_num(stat['mean']):>8}  {_ci(stat)}")
-    for name, value in report["corpus"].items():
+    # A null corpus figure means no task uses that metric (the notes say so);
+    # a "corpus bleu_4: null" row would read as a failed measurement.
+    for name, value in _corpus_rows(report):
         lines.append(f"corpus {name}: {_num(value)}")
     if report["unparsed"]:
         lines.append("")
@@ -404,9 +411,9 @@ def _markdown(report: Mapping[str, Any]) -> str:
         )
     for label, stat in _pass_rows(report):
         lines.append(f"| {_md(label)} | {stat['count']} | {_num(stat['mean'])} | {_ci(stat)} |")
-    if report["corpus"]:
+    if corpus := _corpus_rows(report):
         lines += ["", "| corpus metric | value |", "|---|---:|"]
-        lines.extend(f"| {name} | {_num(v)} |" for name, v in report["corpus"].items())
+        lines.extend(f"| {name} | {_num(v)} |" for name, v in corpus)
     if report["unparsed"]:
         lines += ["", "## Unparsed outputs", "", "| category | rule | count |", "|---|---|---:|"]
         for cat, rules in report["unparsed"].items():

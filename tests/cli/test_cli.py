@@ -218,3 +218,12 @@ def test_a_file_name_that_cannot_be_read_cannot_forge_error_lines(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert json.dumps(bad) in done.stderr
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_short_and_long_version_flags_print_the_version(flag: str) -> None:
+    import evalspec as package
+
+    r = evalspec(flag)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"evalspec {package.__version__}"

@@ -217,9 +217,31 @@ def _interrupt(args: list[str], delay: float, signum: int) -> tuple[int, bytes, 
     return proc.returncode, err, time.monotonic() - sent
 
 
+def _before_evalspec_ran(code: int, err: bytes) -> bool:
+    """True when the signal landed before evalspec's entry point ran.
+
+    On a loaded machine a signal sent 0.15 s after spawning can land while the
+    interpreter itself starts: before it installs its own SIGINT handler (the
+    process dies of the signal, code -2) or while ``site`` imports (a
+    KeyboardInterrupt traceback with no frame of ``evalspec/cli/main.py``).
+    That moment is outside the promise (the module docstring), so such a run
+    is retried rather than counted.
+    """
+    if code == -signal.SIGINT and not err:
+        return True
+    return b"KeyboardInterrupt" in err and b"evalspec/cli/main.py" not in err
+
+
 @pytest.mark.parametrize("delay", [0.15, 0.4, 0.8])
 def test_sigint_exits_130_without_a_traceback(endless: Path, delay: float) -> None:
-    code, err, _ = _interrupt(["validate", str(endless)], delay, signal.SIGINT)
+    # Retry the timing, not the assertion: only a run interrupted before evalspec's
+    # entry point ran is tried again; every other outcome is asserted.
+    for _attempt in range(5):
+        code, err, _ = _interrupt(["validate", str(endless)], delay, signal.SIGINT)
+        if not _before_evalspec_ran(code, err):
+            break
+    else:
+        pytest.fail(f"5 runs were all interrupted before evalspec started: {err!r}")
     assert code == EXIT_INTERRUPTED, err
     assert b"Traceback" not in err
     assert err.strip() in (b"", b"evalspec: interrupted")
@@ -313,3 +335,13 @@ def test_sigterm_to_the_parent_alone_is_silent_too(huge: Path) -> None:
     assert code == 128 + signal.SIGTERM
     assert err == b""
     assert took < 5
+
+
+def test_a_signal_during_interpreter_start_up_is_told_apart_from_evalspec_s_own() -> None:
+    # The retry above must only ever skip runs that never reached evalspec.
+    site_tb = b'Traceback:\n  File "<frozen site>", line 73\nKeyboardInterrupt\n'
+    ours = b'Traceback:\n  File "/x/evalspec/cli/main.py", line 9, in run\nKeyboardInterrupt\n'
+    assert _before_evalspec_ran(1, site_tb)
+    assert _before_evalspec_ran(-signal.SIGINT, b"")
+    assert not _before_evalspec_ran(1, ours)
+    assert not _before_evalspec_ran(EXIT_INTERRUPTED, b"evalspec: interrupted\n")

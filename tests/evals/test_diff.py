@@ -87,6 +87,18 @@ def test_markdown_flags_removals_and_shows_target_changes() -> None:
     assert "Data card version: 3 → 4" in md and "not bumped" not in md
 
 
+def test_markdown_shows_long_targets_differing_late_as_different() -> None:
+    opening = "A teenage substitute teacher is asked to coach the school team and "
+    old = _data(_task("a", targets=[opening + "they lose the final."]))
+    new = _data(_task("a", targets=[opening + "they win the final."]))
+    md = to_markdown(diff_records(read_records(old), read_records(new), "main", "HEAD"), "t")
+    (line,) = [row for row in md.splitlines() if row.startswith("- `a`: targets:")]
+    before, after = line.removeprefix("- `a`: targets: ").split(" → ")
+    assert before != after
+    assert "lose" in before and "win" in after
+    assert len(before) <= 80 and len(after) <= 80
+
+
 def test_unparseable_lines_are_reported_not_compared() -> None:
     diff = diff_records(
         read_records(b'{"task_id": "a"}\nnot json\n[1]\n'),

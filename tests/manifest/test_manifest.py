@@ -73,9 +73,11 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A directory outside the repository standing in for remote storage."""
-    path = tmp_path / "store"
+def store(repo: Path) -> Path:
+    """A directory standing in for remote storage: inside the repository, where
+    fetch names what it found (outside, every mismatch gets one message; see
+    tests/manifest/test_sources.py)."""
+    path = repo / "store"
     path.mkdir()
     return path
 
@@ -645,7 +647,7 @@ def test_fetch_aborts_an_oversized_source(repo: Path, store: Path) -> None:
 def test_fetch_stops_reading_one_byte_past_the_declared_size(repo: Path, tmp_path: Path) -> None:
     # A FIFO source that would send 8 MiB: the writer sees a broken pipe only if the
     # reader closed early, i.e. the download was cut off instead of read to the end.
-    fifo = tmp_path / "fifo"
+    fifo = repo / "fifo"  # inside: outside the repository every mismatch has one code
     os.mkfifo(fifo)
     outcome: list[str] = []
 
@@ -713,7 +715,8 @@ def test_fetch_of_an_unreadable_source_is_an_io_error(
     )
     assert code == 2
     doc = json.loads(out)
-    assert [p["code"] for p in doc["problems"]] == ["source_unreadable", "source_unreadable"]
+    # A file:// URI naming another host is refused by the allow-list, not read.
+    assert [p["code"] for p in doc["problems"]] == ["source_unreadable", "source_not_allowed"]
     assert "remote host" in doc["problems"][1]["message"]
     assert sorted(p.name for p in (repo / "datasets").iterdir()) == ["manifest.json"]
 
@@ -750,7 +753,7 @@ def test_missing_fsspec_names_the_extra(
 def test_unknown_scheme_is_reported_per_entry(repo: Path) -> None:
     manifest = write_manifest(repo, [entry("datasets/a", HELLO, "nosuchproto://x/a")])
     result = fetch(manifest, root=repo, limits=OUTSIDE)
-    assert codes(result.problems) == ["source_unreadable"]
+    assert codes(result.problems) == ["source_not_allowed"]
 
 
 # --- what lint asks ----------------------------------------------------------------------

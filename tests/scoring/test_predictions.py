@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 from evalspec import read_predictions
@@ -63,6 +64,24 @@ def test_each_problem_is_reported_with_its_line() -> None:
     assert by_line[8].task_id == "t1"
     assert "line 1" in by_line[8].message
     assert by_line[6].task_id == "t2"
+
+
+def test_a_missing_output_names_the_keys_the_line_has() -> None:
+    result = read(b'{"task_id": "t1", "answer": "x"}\n')
+    (problem,) = result.problems
+    assert problem.rule == "missing_field"
+    assert "'answer'" in problem.message and "rename" in problem.message
+    bare = read(b'{"task_id": "t1"}\n').problems[0].message
+    assert "the line has" not in bare
+
+
+def test_the_keys_named_stay_one_short_line_for_a_hostile_line() -> None:
+    keys = {f"k{i}\n" + "x" * 5000: 1 for i in range(300)}
+    line = json.dumps({"task_id": "t1", **keys}).encode() + b"\n"
+    (problem,) = read(line).problems
+    assert "\n" not in problem.message
+    assert len(problem.message) < 600
+    assert problem.message.count("…") == 5 and "and 295 more" in problem.message
 
 
 def test_unknown_task_suggests_a_close_id() -> None:

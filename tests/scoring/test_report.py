@@ -116,6 +116,19 @@ def test_an_empty_run_is_strict_json_with_null_figures_and_reasons() -> None:
     assert "NaN" not in text
 
 
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_a_corpus_metric_no_task_uses_is_not_printed_as_null(fmt: str) -> None:
+    text = format_report(build_report([], []), fmt)
+    assert "bleu_4" in text  # the note names it
+    assert "corpus bleu_4: null" not in text and "| bleu_4 | null |" not in text
+
+
+def test_a_measured_corpus_metric_is_still_printed() -> None:
+    r = report()
+    assert r["corpus"]["bleu_4"] is not None
+    assert f"corpus bleu_4: {r['corpus']['bleu_4']:.4f}" in format_report(r, "text")
+
+
 def test_no_bootstrap_gives_null_intervals_with_a_reason() -> None:
     r = report(bootstrap=0)
     check_report(r)

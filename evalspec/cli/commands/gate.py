@@ -46,6 +46,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
     )
+    p.add_argument(
+        "--allow-incomparable",
+        action="store_true",
+        help="compare with a baseline scored on other tasks, spec version, metrics or "
+        "number of tasks (the output says so)",
+    )
     add_quiet(p, "failed checks")
     add_color(p)
     p.set_defaults(run=run)
@@ -94,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         ReportError,
         by_dataset,
         check,
+        incomparable,
         parse_gates,
         tally,
         to_markdown,
@@ -156,7 +163,19 @@ def run(args: argparse.Namespace) -> int:
     except (ReportError, MissingYamlError) as exc:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return 2
+    differences = incomparable(reports, baselines or {})
+    if differences and not args.allow_incomparable:
+        for message in differences:
+            print(f"evalspec: error: {message}", file=sys.stderr)
+        print(
+            "evalspec: error: refusing to compare with the baseline "
+            "(pass --allow-incomparable if the comparison is intended)",
+            file=sys.stderr,
+        )
+        return 2
     verdicts = check(gates, reports, baselines)
+    for message in differences:
+        print(f"note  compared anyway (--allow-incomparable): {message}")
     paint = Painter.for_stream(sys.stdout, args.color)
     marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
     for v in verdicts:

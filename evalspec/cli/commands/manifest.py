@@ -66,8 +66,7 @@ def add_parser(sub: Any) -> None:
     a.add_argument(
         "--allow-outside-root",
         action="store_true",
-        help="allow a local source (file://, local://, ...) outside the repository, "
-        "which fetch refuses without the same flag",
+        help="accept a local URI outside the repository (fetch will need the same flag)",
     )
     _common(a)
     a.set_defaults(run=run_add)
