@@ -250,8 +250,15 @@ def test_sigint_exits_130_without_a_traceback(endless: Path, delay: float) -> No
 @pytest.mark.slow
 @pytest.mark.parametrize("step", range(30))
 def test_sigint_at_any_moment_of_start_up(endless: Path, step: int) -> None:
-    # From when evalspec's code runs: the interpreter's own start-up comes before.
-    code, err, _ = _interrupt(["validate", str(endless)], 0.06 + step * 0.01, signal.SIGINT)
+    # From when evalspec's code runs: the interpreter's own start-up comes before,
+    # and on a loaded machine it can outlast the delay. Such a run is retried (the
+    # timing, not the assertion), as in test_sigint_exits_130_without_a_traceback.
+    for _attempt in range(5):
+        code, err, _ = _interrupt(["validate", str(endless)], 0.06 + step * 0.01, signal.SIGINT)
+        if not _before_evalspec_ran(code, err):
+            break
+    else:
+        pytest.fail(f"5 runs were all interrupted before evalspec started: {err!r}")
     assert b"Traceback" not in err, err
     assert code == EXIT_INTERRUPTED, err
 
