@@ -29,7 +29,7 @@ from evalspec.io.fileidentity import file_identity, read_span
 from evalspec.io.linelimit import OverlongLine, max_line_bytes
 from evalspec.io.signals import in_worker
 from evalspec.validation.idtable import IdTable
-from evalspec.validation.pool import WorkerLost, ordered_results
+from evalspec.validation.pool import ordered_results
 from evalspec.validation.precise import line_outcome, overlong_record
 
 # Not `from typing import ...`: typing costs milliseconds at start-up, and these
@@ -455,7 +455,6 @@ def _renumber(result: LineResult, shift: int) -> LineResult:
 __all__ = [
     "ChunkResult",
     "Tally",
-    "WorkerLost",
     "check_block",
     "check_chunk",
     "default_jobs",
