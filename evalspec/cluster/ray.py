@@ -13,8 +13,8 @@ A test program runs only after the previous one passed, exactly as
 
 A node lost mid-run loses the Ray tasks it held: Ray reruns each on another
 node up to ``max_retries`` times; a program still not run after that is a
-``sandbox_error`` (never a fail), which stops scoring with an error, as a
-local sandbox failure does.
+``sandbox_error`` (never a fail): its task has no score and is counted, as
+for a local sandbox failure.
 
 Ray is the optional ``ray`` extra, imported only here and only when asked for.
 The cluster's nodes need evalspec installed (the same version) in the

@@ -19,7 +19,7 @@ def add_parser(sub: Any) -> None:
         help="check score reports against the red lines of config/gates.yaml",
         description="Check each gate (dataset or slice, metric, min and max_drop) against the "
         "score reports. Exit 0 when every gate passes, 1 when any fails, 2 on an invalid "
-        "config or an unreadable report.",
+        "config, an unreadable report, or a report with sandbox errors.",
     )
     p.add_argument(
         "reports",
@@ -51,6 +51,12 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="compare with a baseline scored on other tasks, spec version, metrics or "
         "number of tasks (the output says so)",
+    )
+    p.add_argument(
+        "--allow-sandbox-errors",
+        action="store_true",
+        help="gate a report holding tasks the sandbox could not run (status sandbox_error; "
+        "its means leave them out; the output says so)",
     )
     add_quiet(p, "failed checks")
     add_color(p)
@@ -102,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         check,
         incomparable,
         parse_gates,
+        sandbox_errors,
         tally,
         to_markdown,
     )
@@ -164,18 +171,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return 2
     differences = incomparable(reports, baselines or {})
-    if differences and not args.allow_incomparable:
-        for message in differences:
-            print(f"evalspec: error: {message}", file=sys.stderr)
-        print(
-            "evalspec: error: refusing to compare with the baseline "
+    unrun = sandbox_errors(reports, baselines or {})
+    refusals = (
+        (
+            differences,
+            args.allow_incomparable,
+            "refusing to compare with the baseline "
             "(pass --allow-incomparable if the comparison is intended)",
-            file=sys.stderr,
-        )
-        return 2
+        ),
+        (
+            unrun,
+            args.allow_sandbox_errors,
+            "refusing to gate a report with sandbox errors: "
+            "score those tasks again (or pass --allow-sandbox-errors to gate the tasks that ran)",
+        ),
+    )
+    for messages, allowed, refusal in refusals:
+        if messages and not allowed:
+            for message in [*messages, refusal]:
+                print(f"evalspec: error: {message}", file=sys.stderr)
+            return 2
     verdicts = check(gates, reports, baselines)
     for message in differences:
         print(f"note  compared anyway (--allow-incomparable): {message}")
+    for message in unrun:
+        print(f"note  gated anyway (--allow-sandbox-errors): {message}")
     paint = Painter.for_stream(sys.stdout, args.color)
     marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
     for v in verdicts:
