@@ -65,6 +65,8 @@ MAX_MESSAGE = 64 * 1024 * 1024
 MAX_CALL_OUTPUT = 1024 * 1024
 #: Most top-level names a program may export.
 MAX_EXPORTS = 10_000
+#: Why a run whose tests held without reading or calling anything of the program fails.
+NEVER_CALLED = "the tests never called the program"
 #: Modules the test process imports before the program starts where the
 #: program could rewrite the standard library's files on disk (root at
 #: rlimits-only, or a Python the sandbox uid owns), so that it cannot change
@@ -694,6 +696,9 @@ class Peer:
 
         self.lock = threading.RLock()
         self.proxies: dict[int, Any] = {}
+        # Exchanges this side started: in the test process, calls into the
+        # program (a call, an attribute, an item of its iterator...).
+        self.requests = 0
 
     def _proxy(self, number: int, kind: str, desc: str) -> Any:
         # One stand-in per object, so `is` means what it means on the other side.
@@ -708,6 +713,7 @@ class Peer:
     def request(self, message: list[Any]) -> Any:
         """Send a request; serve the other side's requests until the reply comes."""
         with self.lock:
+            self.requests += 1
             _send(self.wfd, message)
             while True:
                 reply = _receive(self.rfd)
@@ -1211,6 +1217,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         "__builtins__": builtins,
     }
     modules_used = _attribute_bases(nodes)
+    data_read = False  # a program value the tests read crossed as plain data
     try:
         if loaded[0] != "loaded" or len(loaded) != 2 or type(loaded[1]) is not list:
             raise ProtocolError("no list of names")
@@ -1228,6 +1235,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
                 namespace[name] = _own_module(ALIASES.get(name, name), name)
                 continue
             namespace[name] = peer.decode(entry[1])
+            data_read = data_read or not isinstance(namespace[name], Remote)
     except (ProtocolError, RecursionError, MemoryError) as exc:
         _fail(fd, f"the program's names could not be read: {exc}")
     # Names the program only imported are the test process's own objects:
@@ -1278,6 +1286,11 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
                 fd,
                 f"test statement {number} of {total} (line {statement.lineno}): {_violations[0]}",
             )
+    if test.strip() and not data_read and not peer.requests:
+        # Every statement held without touching the program (HumanEval's
+        # `def check(candidate): ...` without the `check(entry_point)` call):
+        # that says nothing about the program, so it is no pass.
+        _fail(fd, NEVER_CALLED)
     sys.stdout.flush()
     sys.stderr.flush()
     _emit(fd, "P " + nonce)
@@ -1344,6 +1357,21 @@ def _attribute_bases(nodes: list[Any]) -> set[str]:
         for node in nodes
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
     }
+
+
+def names_from_the_program(test: str) -> set[str] | None:
+    """The names a test program can only get from the program under test: those it
+    reads without binding, less builtins and the standard-library modules whose
+    attributes it reads (the test process's own, see :func:`_run_tests`); ``None``
+    when it does not parse. Empty: the test can never call into the program."""
+    import ast
+
+    try:
+        nodes = list(ast.walk(ast.parse(test)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    own_modules = _attribute_bases(nodes) & (_stdlib_names() | set(ALIASES))
+    return {n for n in _free_names(nodes) - own_modules if not hasattr(builtins, n)}
 
 
 def _free_names(nodes: list[Any]) -> set[str]:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import evalspec.sandbox.verdict as verdict
+from evalspec.sandbox.driver import NEVER_CALLED
 from evalspec.sandbox.errors import NoTestsError, SandboxUnavailable, WeakIsolationWarning
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.process import LaunchPlan, execute
@@ -121,8 +122,23 @@ class Sandbox:
         The test runs in its own process with pristine builtins, reaching
         ``code``'s top-level names through proxies whose arguments and results
         cross as plain data; the run passes only when every test statement
-        ran and held (see :mod:`evalspec.sandbox.driver`).
+        ran and held (see :mod:`evalspec.sandbox.driver`) and the tests called
+        into the program (read or called one of its names); a blank ``test``
+        tests nothing and fails without running.
         """
+        if not test.strip():
+            return RunResult(
+                "fail",
+                None,
+                "",
+                "",
+                False,
+                0.0,
+                self.tier,
+                detail=f"the test program is empty: {NEVER_CALLED}",
+                python=self.python,
+                custom_types=verdict.custom_types(self.trust_custom_types),
+            )
         return execute(
             self._plan,
             code,
