@@ -46,6 +46,16 @@ SAMPLED_ROW = {"n", "samples"}
 BINARY_ROW = {"correct"}
 PASS_AT_ROW = {"pass_at", "pass_at_reason"}
 STATUSES = {"pass", "fail", "timeout", "killed", "oom", "sandbox_error"}
+LIMITS = {
+    "cpu_seconds",
+    "wall_seconds",
+    "memory_bytes",
+    "file_size_bytes",
+    "open_files",
+    "processes",
+    "output_bytes",
+    "disk_bytes",
+}
 DETAIL = {"isolation_tier", "statuses", "status", "failure"}
 SAMPLED_DETAIL = {"isolation_tier", "sandbox_errors", "failure"}
 
@@ -103,6 +113,10 @@ def check_report(report: Any) -> None:
     assert isinstance(prov["seed"], int) and isinstance(prov["bootstrap_resamples"], int)
     assert isinstance(prov["ci_method"], str)
     assert prov["code_exec"] is None or isinstance(prov["code_exec"]["isolation_tier"], str)
+    if prov["code_exec"] is not None and "limits" in prov["code_exec"]:
+        limits = prov["code_exec"]["limits"]
+        assert set(limits) == LIMITS, limits
+        assert all(_number(v) and v > 0 for v in limits.values())
     if prov["code_exec"] is not None and "executor" in prov["code_exec"]:
         ce = prov["code_exec"]
         assert ce["executor"] == "ray" and ce["nodes"] == len(ce["node_tiers"]) >= 1

@@ -194,6 +194,7 @@ def score_inputs(
         notes=notes,
         pass_at=pass_at,
         executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+        limits=attrs.asdict(sandbox.limits) if hasattr(sandbox, "limits") else None,
     )
     errored = report["counts"]["sandbox_errors"]
     if errored:

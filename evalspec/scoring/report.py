@@ -92,6 +92,7 @@ def build_report(
     notes: Iterable[str] = (),
     pass_at: Sequence[int] | None = None,
     executor: Mapping[str, Any] | None = None,
+    limits: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of one scoring run as a JSON-ready dict (schema version 2).
 
@@ -108,6 +109,8 @@ def build_report(
         single-output report is what it was).
     :param executor: where sandboxed programs ran, when not on this machine
         (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
+    :param limits: each sandboxed program's limits (the fields of
+        :class:`evalspec.sandbox.Limits`), recorded in provenance.
     :raises ValueError: ``tasks`` and ``scores`` do not describe the same tasks.
     :raises PassAtKError: a ``k`` above the samples of a predicted binary task.
     """
@@ -190,6 +193,8 @@ def build_report(
     )
     if code_exec is not None and executor is not None:
         code_exec.update(executor)
+    if code_exec is not None and limits is not None:
+        code_exec["limits"] = dict(limits)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -388,6 +393,9 @@ def _summary_lines(report: Mapping[str, Any]) -> list[str]:
             ce = prov["code_exec"]
             tiers = ", ".join(ce["node_tiers"])
             lines.append(f"code_exec executor: {ce['executor']}, {ce['nodes']} nodes ({tiers})")
+        if "limits" in prov["code_exec"]:
+            shown = ", ".join(f"{k} {v}" for k, v in prov["code_exec"]["limits"].items())
+            lines.append(f"code_exec limits: {shown}")
     if "samples" in c:
         lines.append(f"{c['samples']} samples scored")
     return lines

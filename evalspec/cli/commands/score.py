@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from evalspec.cli.inputs import STDIN, input_name, not_jsonl_hint, stdin_binary
-from evalspec.cli.options import add_executor_options
+from evalspec.cli.options import add_executor_options, add_limit_options, limits_from
 from evalspec.cli.swapped import looks_swapped
 from evalspec.io.exitcodes import EXIT_USAGE
 from evalspec.io.wording import one_line
@@ -125,6 +125,7 @@ def add_parser(sub: Any) -> None:
         "where code_exec programs run: local (this machine, --jobs at a time) or ray "
         "(each program a Ray task on the cluster; pip install 'evalspec-contract[ray]')",
     )
+    add_limit_options(p)
     p.add_argument(
         "--seed",
         type=int,
@@ -244,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bootstrap=args.bootstrap,
             dataset=args.dataset,
+            limits=limits_from(args),
         ),
         say=_say,
         progress=_progress if sys.stderr.isatty() else None,
