@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
 import pytest
 from report_schema import check_report
 
@@ -161,7 +162,10 @@ def test_min_isolation_at_the_tier_in_force_runs(tmp_path: Path) -> None:
     tier = Sandbox().tier
     proc = _run_fixtures(tmp_path, "--allow-code-exec", "--min-isolation", tier, "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["provenance"]["code_exec"] == {"isolation_tier": tier}
+    assert json.loads(proc.stdout)["provenance"]["code_exec"] == {
+        "isolation_tier": tier,
+        "limits": attrs.asdict(Limits()),
+    }
 
 
 @pytest.mark.parametrize("allow", [[], ["--allow-code-exec"]])
