@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cluster", ("evalspec.cluster",)),
     ("validation", ("evalspec.validation",)),
     ("scoring", ("evalspec.scoring",)),
+    ("benchmark import", ("evalspec.importing",)),
     ("spec authoring", ("evalspec.authoring",)),
     ("manifest", ("evalspec.manifest",)),
     ("evals as code", ("evalspec.evals",)),
