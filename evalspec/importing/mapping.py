@@ -26,6 +26,7 @@ from evalspec.errors import EvalspecError
 from evalspec.importing.template import Template, TemplateSyntaxError, compile_template
 from evalspec.io.repository import inside
 from evalspec.io.safeload import MAX_YAML_BYTES, DocumentError, loads_yaml, read_bounded
+from evalspec.rules import MAX_FEW_SHOT
 
 FORMATS = ("jsonl", "csv", "parquet")
 """The row shapes public benchmarks ship in."""
@@ -189,8 +190,10 @@ def _few_shot(reader: _Reader, base: Path) -> FewShotSource | None:
     sub.unknown(_FEW_SHOT_KEYS)
     rel = sub.name("path")
     count = doc.get("count")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise sub.fail("count", "must be a whole number of examples, at least 1")
+    # Every task carries a copy of the examples: a count past the spec's limit would
+    # build a huge file only for the validator to reject every task of it.
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_FEW_SHOT:
+        raise sub.fail("count", f"must be a whole number of examples from 1 to {MAX_FEW_SHOT}")
     # The mapping comes from a pull request: its few-shot rows are read from beside it,
     # never from wherever an absolute path or a symlink points.
     target = base / rel

@@ -28,7 +28,7 @@ import attrs
 
 from evalspec.errors import MissingDependencyError
 from evalspec.io.jsonline import decode_bytes, parse_line
-from evalspec.io.linelimit import OverlongLine, bounded_lines, overlong_message
+from evalspec.io.linelimit import OverlongLine, bounded_lines, max_line_bytes, overlong_message
 
 HEADER = 0
 """The row number of a problem with a CSV's header (before any row)."""
@@ -116,6 +116,16 @@ def _jsonl_row(number: int, raw: bytes) -> Row | None:
 def read_csv(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
     """Each record as ``{column: text}``: the header names the columns, unless the mapping
     gives ``columns`` (MMLU's CSVs have no header). :raises OSError: unreadable."""
+    # csv's own field limit (128 KiB) is below real long-context rows; the line limit
+    # of JSONL files bounds a field instead. The limit is process-wide: restored after.
+    previous = csv.field_size_limit(max_line_bytes())
+    try:
+        yield from _csv_rows(path, columns)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _csv_rows(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
     with open(path, encoding="utf-8-sig", newline="") as f:
         reader = csv.reader(f, strict=True)
         names = list(columns) if columns is not None else None
@@ -172,18 +182,19 @@ def read_parquet(path: Path) -> Iterator[Row]:
         pq: Any = importlib.import_module("pyarrow.parquet")
     except ImportError:
         raise MissingDependencyError("reading Parquet", "pyarrow", "parquet") from None
-    try:
-        reader = pq.ParquetFile(path)
-    except OSError:
-        raise
-    except Exception as exc:  # pyarrow's ArrowInvalid: not a Parquet file
-        yield Row(0, 0, problem=RowProblem("unreadable", None, f"not a Parquet file: {exc}"))
-        return
+    pa: Any = importlib.import_module("pyarrow")
     number = 0
-    for batch in reader.iter_batches(batch_size=1024):
-        for values in batch.to_pylist():
-            number += 1
-            yield Row(number, number, values=values)
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
+            for values in batch.to_pylist():
+                number += 1
+                yield Row(number, number, values=values)
+    except pa.ArrowException as exc:
+        if isinstance(exc, OSError) and not number:
+            raise  # the file cannot be opened at all: an I/O error, not a row
+        what = "not a Parquet file" if not number else "the file is broken from here on"
+        message = f"{what}: {exc}"
+        yield Row(number + 1, number + 1, problem=RowProblem("unreadable", None, message))
 
 
 def read_rows(

@@ -24,7 +24,7 @@ from evalspec.importing.rows import HEADER, Row, RowProblem, input_format, read_
 from evalspec.importing.template import Template, TemplateValueError
 from evalspec.io.atomicfile import write_atomic
 from evalspec.io.repository import repository_of
-from evalspec.io.wording import one_line
+from evalspec.io.wording import counted, one_line
 
 
 class FewShotError(EvalspecError):
@@ -138,8 +138,8 @@ def few_shot_examples(mapping: ImportMapping) -> list[dict[str, str]]:
         )
     if len(examples) < source.count:
         raise FewShotError(
-            f"few-shot source {source.path} has {len(examples)} rows; the mapping asks for "
-            f"{source.count}"
+            f"few-shot source {source.path} has {counted(len(examples), 'row')}; the mapping "
+            f"asks for {source.count}"
         )
     return examples
 

@@ -6,7 +6,8 @@ names a value of the row and may pass it through filters::
     Question: {question}\\nAnswer:        a column
     {choices[0]}  {meta.subject}         an index into a list, a key of an object
     {answer|after:####|strip}            filters, left to right
-    {@row}  {@stem}                      the row number; the input file's name without suffixes
+    {["Unnamed: 0"]}  {meta["a key"]}    a name that is not a word, quoted
+    {@row}  {@stem}                      the row number; the input file's name up to its first dot
     {@choices|lettered}                  the mapping's ``choices``, as "A. ...\\nB. ..."
 
 This is deliberately not Jinja (which lm-evaluation-harness uses for its
@@ -55,10 +56,14 @@ def _text(value: Any, where: str) -> str:
         return str(value)
     if value is None:
         raise TemplateValueError(BAD_VALUE, f"{where} is null")
-    kind = "a list" if isinstance(value, (list, tuple)) else "an object"
-    raise TemplateValueError(
-        BAD_VALUE, f"{where} is {kind}; pick one item ({where}[0]) or join it (|join:, )"
-    )
+    if isinstance(value, (list, tuple)):
+        raise TemplateValueError(
+            BAD_VALUE, f"{where} is a list; pick one item ({where}[0]) or join it (|join:, )"
+        )
+    if isinstance(value, Mapping):
+        raise TemplateValueError(BAD_VALUE, f"{where} is an object; pick one key ({where}.key)")
+    # Parquet columns can hold bytes, dates, decimals: no text of theirs is assumed.
+    raise TemplateValueError(BAD_VALUE, f"{where} is a {type(value).__name__} value, not text")
 
 
 def _items(value: Any, where: str, name: str) -> Sequence[Any]:
@@ -128,9 +133,9 @@ from a row must be seen); ``join:SEP`` joins a list; ``lettered[:SEP]`` lists it
 ``A. x`` lines; ``letter`` turns an index into its letter. In an argument, ``\\n``
 and ``\\t`` are a newline and a tab, ``\\|``, ``\\}`` and ``\\\\`` the character."""
 
-_NAME = re.compile(r"@?\w+")
-_STEP = re.compile(r"\[(-?\d+)\]|\.(\w+)")
-_ESCAPES = {"n": "\n", "t": "\t", "|": "|", "}": "}", "\\": "\\", "{": "{"}
+_NAME = re.compile(r"@?\w+|\[\"((?:[^\"\\]|\\.)*)\"\]")
+_STEP = re.compile(r"\[(-?\d+)\]|\.(\w+)|\[\"((?:[^\"\\]|\\.)*)\"\]")
+_ESCAPES = {"n": "\n", "t": "\t", "|": "|", "}": "}", "\\": "\\", "{": "{", '"': '"'}
 
 
 @attrs.frozen
@@ -248,7 +253,9 @@ def _hole(body: str, specials: Sequence[str]) -> Hole:
     match = _NAME.match(head)
     if match is None:
         raise TemplateSyntaxError(f"{{{body}}} does not start with a column name")
-    name, rest = match[0], head[match.end() :]
+    # {["Unnamed: 0"]}: a column whose name is not a word.
+    name = match[0] if match[1] is None else _unescape(match[1])
+    rest = head[match.end() :]
     if name.startswith("@") and name not in specials:
         raise TemplateSyntaxError(
             f"{{{body}}}: unknown name {name!r} (known: {', '.join(specials)})"
@@ -258,9 +265,13 @@ def _hole(body: str, specials: Sequence[str]) -> Hole:
         step = _STEP.match(rest)
         if step is None:
             raise TemplateSyntaxError(
-                f"{{{body}}}: cannot read {rest!r} (write [N] for an index, .key for a key)"
+                f"{{{body}}}: cannot read {rest!r} (write [N] for an index, .key or "
+                '["any key"] for a key)'
             )
-        steps.append(int(step[1]) if step[1] is not None else step[2])
+        if step[1] is not None:
+            steps.append(int(step[1]))
+        else:
+            steps.append(step[2] if step[2] is not None else _unescape(step[3]))
         rest = rest[step.end() :]
     filters = []
     for text in filter_texts:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from evalspec.importing.mapping import MappingError, read_mapping
 from evalspec.importing.rows import HEADER
-from evalspec.importing.tasks import ImportResult, format_report, import_rows
+from evalspec.importing.tasks import FewShotError, ImportResult, format_report, import_rows
 from evalspec.validation.validator import validate_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -387,6 +387,90 @@ def test_parquet_without_pyarrow_says_which_extra_to_install(tmp_path: Path) -> 
         "pip install 'evalspec-contract[parquet]'"
     ]
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_broken_parquet_file_is_a_reported_row_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "rows.parquet").write_bytes(b"PAR1")
+    result = imported(tmp_path, tmp_path / "rows.parquet", HF_MMLU)
+    assert reports(result) == [(1, "unreadable", None)]
+    assert result.problems[0].message.startswith("not a Parquet file: ")
+
+
+def test_csv_fields_longer_than_the_csv_modules_default_limit_are_read(tmp_path: Path) -> None:
+    import csv
+
+    long = "x" * 300_000  # csv's own default limit is 131072 characters
+    rows = tmp_path / "rows.csv"
+    rows.write_text(f"id,q,a\n1,{long},1\n", encoding="utf-8")
+    before = csv.field_size_limit()
+    result = imported(tmp_path, rows)
+    assert result.problems == ()
+    assert long in json.loads(result.tasks[0].line)["prompt"]
+    assert csv.field_size_limit() == before
+
+
+def test_an_overlong_jsonl_line_stops_the_read_and_says_so(tmp_path: Path) -> None:
+    write_jsonl(
+        tmp_path / "rows.jsonl",
+        [
+            {"id": 1, "q": "x", "a": 1},
+            {"id": 2, "q": "y" * 500, "a": 1},
+            {"id": 3, "q": "z", "a": 1},
+        ],
+    )
+    mapping_file(tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalspec",
+            "import",
+            "rows.jsonl",
+            "-m",
+            "mapping.yaml",
+            "-o",
+            "t.jsonl",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "EVALSPEC_MAX_LINE_BYTES": "200"},
+    )
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[0].startswith(
+        "rows.jsonl: row 2: invalid_json — the line is longer than the maximum of 200 bytes"
+    )
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_a_few_shot_count_past_the_spec_limit_is_a_mapping_error(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "dev.jsonl", [{"q": "x", "a": 1}])
+    few = '\nfew_shot:\n  path: dev.jsonl\n  count: 9\n  prompt: "{q}"\n  completion: "{a}"\n'
+    with pytest.raises(
+        MappingError, match=r"few_shot\.count: must be a whole number of examples from 1 to 8"
+    ):
+        read_mapping(mapping_file(tmp_path, QA_MAPPING + few))
+
+
+def test_a_short_few_shot_source_is_an_error_not_fewer_examples(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "dev.jsonl", [{"q": "x", "a": 1}])
+    write_jsonl(tmp_path / "rows.jsonl", [{"id": 1, "q": "y", "a": 2}])
+    few = '\nfew_shot:\n  path: dev.jsonl\n  count: 2\n  prompt: "{q}"\n  completion: "{a}"\n'
+    with pytest.raises(FewShotError, match="has 1 row; the mapping asks for 2"):
+        imported(tmp_path, tmp_path / "rows.jsonl", QA_MAPPING + few)
+
+
+def test_the_command_says_when_the_header_cannot_be_read(tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_text("id,q,\n1,x,1\n", encoding="utf-8")
+    mapping_file(tmp_path)
+    r = run(tmp_path, "rows.csv", "-m", "mapping.yaml", "-o", "t.jsonl")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        "rows.csv: header: bad_header — the header has an empty column name",
+        "evalspec: the header cannot be read; nothing written",
+    ]
 
 
 # -- the command ---------------------------------------------------------------------

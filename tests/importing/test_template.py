@@ -107,3 +107,19 @@ def test_a_single_hole_naming_a_list_gives_its_items() -> None:
     assert compile_template("{choices}").values(ROW, SPECIALS) == ["3", "4", "5"]
     assert compile_template("{answer}").values(ROW, SPECIALS) == ["1"]
     assert compile_template("x{choices[0]}").values(ROW, SPECIALS) == ["x3"]
+
+
+def test_a_column_whose_name_is_not_a_word_is_named_in_quotes() -> None:
+    row = {"Unnamed: 0": 5, "meta": {"a key": "v", 'say "hi"': "q"}}
+    assert compile_template('{["Unnamed: 0"]}').render(row, {}) == "5"
+    assert compile_template('{meta["a key"]|upper}').render(row, {}) == "V"
+    assert compile_template('{meta["say \\"hi\\""]}').render(row, {}) == "q"
+
+
+def test_a_value_that_is_not_text_is_named_by_its_type() -> None:
+    import datetime
+
+    with pytest.raises(TemplateValueError, match="is a date value, not text"):
+        compile_template("{d}").render({"d": datetime.date(2020, 1, 1)}, {})
+    with pytest.raises(TemplateValueError, match="is a bytes value, not text"):
+        compile_template("{b}").render({"b": b"\x00"}, {})

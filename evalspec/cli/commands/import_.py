@@ -11,6 +11,7 @@ from typing import Any
 from evalspec.cli.inputs import STDIN
 from evalspec.errors import MissingDependencyError, SpecVersionError
 from evalspec.importing.mapping import MappingError, read_mapping
+from evalspec.importing.rows import HEADER
 from evalspec.importing.tasks import (
     FewShotError,
     OutputExistsError,
@@ -81,12 +82,11 @@ def run(args: argparse.Namespace) -> int:
     for report in result.problems:
         print(format_report(args.input, report), file=sys.stderr)
     if not result.ok:
-        rows = {p.row for p in result.problems}
-        print(
-            f"evalspec: {len(rows)} of {counted(result.rows, 'row')} cannot be imported; "
-            f"nothing written",
-            file=sys.stderr,
-        )
+        rows = len({p.row for p in result.problems if p.row != HEADER})
+        what = f"{rows} of {counted(result.rows, 'row')} cannot be imported"
+        if any(p.row == HEADER for p in result.problems):
+            what = "the header cannot be read"
+        print(f"evalspec: {what}; nothing written", file=sys.stderr)
         return 1
     if args.output == STDIN:
         sys.stdout.write(result.text())
