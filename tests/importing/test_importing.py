@@ -34,7 +34,9 @@ target: "{a}"
 """
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "evalspec", "import", *args],
         cwd=cwd,
@@ -42,6 +44,7 @@ def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -419,24 +422,14 @@ def test_an_overlong_jsonl_line_stops_the_read_and_says_so(tmp_path: Path) -> No
         ],
     )
     mapping_file(tmp_path)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evalspec",
-            "import",
-            "rows.jsonl",
-            "-m",
-            "mapping.yaml",
-            "-o",
-            "t.jsonl",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "EVALSPEC_MAX_LINE_BYTES": "200"},
+    r = run(
+        tmp_path,
+        "rows.jsonl",
+        "-m",
+        "mapping.yaml",
+        "-o",
+        "t.jsonl",
+        env={"EVALSPEC_MAX_LINE_BYTES": "200"},
     )
     assert r.returncode == 1
     assert r.stderr.splitlines()[0].startswith(
@@ -462,29 +455,39 @@ def test_a_short_few_shot_source_is_an_error_not_fewer_examples(tmp_path: Path) 
         imported(tmp_path, tmp_path / "rows.jsonl", QA_MAPPING + few)
 
 
-def test_the_command_says_when_the_header_cannot_be_read(tmp_path: Path) -> None:
-    (tmp_path / "rows.csv").write_text("id,q,\n1,x,1\n", encoding="utf-8")
-    mapping_file(tmp_path)
-    r = run(tmp_path, "rows.csv", "-m", "mapping.yaml", "-o", "t.jsonl")
-    assert r.returncode == 1
-    assert r.stderr.splitlines() == [
-        "rows.csv: header: bad_header — the header has an empty column name",
-        "evalspec: the header cannot be read; nothing written",
-    ]
-
-
 # -- the command ---------------------------------------------------------------------
 
 
-def test_the_command_writes_nothing_when_a_row_is_reported(tmp_path: Path) -> None:
-    write_jsonl(tmp_path / "rows.jsonl", [{"id": 1, "q": "x", "a": 1}, {"id": 2, "a": 1}])
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        (
+            "rows.jsonl",
+            '{"id": 1, "q": "x", "a": 1}\n{"id": 2, "a": 1}\n',
+            [
+                "rows.jsonl: row 2: missing_column prompt — the row has no column 'q' "
+                "(columns: a, id)",
+                "evalspec: 1 of 2 rows cannot be imported; nothing written",
+            ],
+        ),
+        (
+            "rows.csv",
+            "id,q,\n1,x,1\n",
+            [
+                "rows.csv: header: bad_header — the header has an empty column name",
+                "evalspec: the header cannot be read; nothing written",
+            ],
+        ),
+    ],
+)
+def test_the_command_writes_nothing_when_rows_are_reported(
+    tmp_path: Path, name: str, content: str, expected: list[str]
+) -> None:
+    (tmp_path / name).write_text(content, encoding="utf-8")
     mapping_file(tmp_path)
-    r = run(tmp_path, "rows.jsonl", "-m", "mapping.yaml", "-o", "tasks.jsonl")
+    r = run(tmp_path, name, "-m", "mapping.yaml", "-o", "tasks.jsonl")
     assert r.returncode == 1
-    assert r.stderr.splitlines() == [
-        "rows.jsonl: row 2: missing_column prompt — the row has no column 'q' (columns: a, id)",
-        "evalspec: 1 of 2 rows cannot be imported; nothing written",
-    ]
+    assert r.stderr.splitlines() == expected
     assert not (tmp_path / "tasks.jsonl").exists()
 
 
