@@ -139,6 +139,24 @@ def test_humaneval_targets_run_the_published_tests_against_the_entry_point() -> 
         assert row["prompt"].rstrip() in line["prompt"]
 
 
+def test_gzipped_jsonl_imports_as_the_published_humaneval_file_is_downloaded(
+    tmp_path: Path,
+) -> None:
+    import gzip
+
+    plain = BENCHMARKS / "humaneval" / "HumanEval.jsonl"
+    packed = tmp_path / "HumanEval.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    mapping = read_mapping(BENCHMARKS / "humaneval" / "mapping.yaml")
+    assert import_rows(packed, mapping).tasks == import_rows(plain, mapping).tasks
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(gzip.compress(plain.read_bytes())[:-200])
+    result = import_rows(broken, mapping)
+    assert result.problems[-1].rule == "unreadable"
+    assert "the gzip stream is broken" in result.problems[-1].message
+    assert len(result.tasks) + len(result.problems) == result.rows
+
+
 def test_the_slices_keep_their_licence_notices() -> None:
     for name in ("humaneval", "gsm8k", "mmlu"):
         text = (BENCHMARKS / name / "LICENSE").read_text("utf-8")
@@ -549,7 +567,18 @@ def test_usage_and_io_errors_are_one_line_and_exit_2(
 _cell = st.one_of(
     st.none(), st.integers(-5, 5), st.text(max_size=6), st.lists(st.integers(), max_size=2)
 )
+# Mostly mappable rows (a few ids, so duplicates; ids with a space or empty, which the
+# validator rejects), then rows missing a column, odd values, and rows that are not objects.
+_mappable = st.fixed_dictionaries(
+    {
+        "id": st.one_of(st.integers(0, 4), st.sampled_from(["a b", ""])),
+        "q": st.text(max_size=5),
+        "a": st.one_of(st.integers(-3, 3), st.text(min_size=1, max_size=3)),
+    }
+)
 _row = st.one_of(
+    _mappable,
+    _mappable,
     st.dictionaries(st.sampled_from(["id", "q", "a", "x"]), _cell, max_size=4),
     st.lists(st.integers(), max_size=2),
     st.just("not an object"),
