@@ -116,51 +116,63 @@ def _jsonl_row(number: int, raw: bytes) -> Row | None:
 def read_csv(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
     """Each record as ``{column: text}``: the header names the columns, unless the mapping
     gives ``columns`` (MMLU's CSVs have no header). :raises OSError: unreadable."""
-    # csv's own field limit (128 KiB) is below real long-context rows; the line limit
+    # csv's own field limit (128 KiB) is below real long-context rows: the line limit
     # of JSONL files bounds a field instead. The limit is process-wide: restored after.
     previous = csv.field_size_limit(max_line_bytes())
     try:
-        yield from _csv_rows(path, columns)
+        with open(path, "rb") as f:
+            yield from _csv_rows(_text_lines(f), columns)
     finally:
         csv.field_size_limit(previous)
 
 
-def _csv_rows(path: Path, columns: Sequence[str] | None) -> Iterator[Row]:
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        reader = csv.reader(f, strict=True)
-        names = list(columns) if columns is not None else None
-        number = 0
-        start = 1
-        while True:
-            try:
-                record = next(reader)
-            except StopIteration:
+class _Overlong(Exception):
+    """Internal: a physical line over the line limit (csv would read it whole)."""
+
+
+def _text_lines(f: BinaryIO) -> Iterator[str]:
+    """The physical lines of a CSV, each within the line limit, strictly UTF-8 (a BOM
+    at the start dropped). csv reads its input a line at a time: without the limit a
+    file without newlines (``/dev/zero``) would be read into memory, forever."""
+    for index, raw in enumerate(bounded_lines(f)):
+        if isinstance(raw, OverlongLine):
+            raise _Overlong
+        yield (raw[3:] if index == 0 and raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
+
+
+def _csv_rows(lines: Iterator[str], columns: Sequence[str] | None) -> Iterator[Row]:
+    reader = csv.reader(lines, strict=True)
+    names = list(columns) if columns is not None else None
+    number = 0
+    start = 1
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except (csv.Error, UnicodeDecodeError, _Overlong) as exc:
+            where = "" if names is not None else " (in the header)"
+            reason = overlong_message() if isinstance(exc, _Overlong) else str(exc)
+            message = f"cannot read the CSV from here on{where}: {reason}"
+            yield Row(number + 1, start, problem=RowProblem("unreadable", None, message))
+            return
+        first, start = start, reader.line_num + 1
+        if not record:
+            continue  # a blank line
+        if names is None:
+            names = record
+            problem = _header_problem(names)
+            if problem is not None:
+                yield Row(HEADER, first, problem=problem)
                 return
-            except (csv.Error, UnicodeDecodeError) as exc:
-                where = "" if names is not None else " (in the header)"
-                message = f"cannot read the CSV from here on{where}: {exc}"
-                yield Row(number + 1, start, problem=RowProblem("unreadable", None, message))
-                return
-            first, start = start, reader.line_num + 1
-            if not record:
-                continue  # a blank line
-            if names is None:
-                names = record
-                problem = _header_problem(names)
-                if problem is not None:
-                    yield Row(HEADER, first, problem=problem)
-                    return
-                continue
-            number += 1
-            if len(record) != len(names):
-                message = f"the row has {len(record)} fields and the header {len(names)}"
-                if columns is not None:
-                    message = (
-                        f"the row has {len(record)} fields and the mapping's columns {len(names)}"
-                    )
-                yield Row(number, first, problem=RowProblem("row_shape", None, message))
-                continue
-            yield Row(number, first, values=dict(zip(names, record, strict=True)))
+            continue
+        number += 1
+        if len(record) != len(names):
+            expected = "the header" if columns is None else "the mapping's columns"
+            message = f"the row has {len(record)} fields and {expected} {len(names)}"
+            yield Row(number, first, problem=RowProblem("row_shape", None, message))
+            continue
+        yield Row(number, first, values=dict(zip(names, record, strict=True)))
 
 
 def _header_problem(names: Sequence[str]) -> RowProblem | None:

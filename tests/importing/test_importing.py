@@ -456,6 +456,36 @@ def test_an_overlong_jsonl_line_stops_the_read_and_says_so(tmp_path: Path) -> No
     assert not (tmp_path / "t.jsonl").exists()
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_an_endless_input_without_newlines_ends_in_one_reported_row(
+    tmp_path: Path, fmt: str
+) -> None:
+    # csv reads a line at a time: /dev/zero would be read into memory forever.
+    mapping_file(tmp_path, QA_MAPPING + f"format: {fmt}\n")
+    r = run(
+        tmp_path,
+        "/dev/zero",
+        "-m",
+        "mapping.yaml",
+        "-o",
+        "t.jsonl",
+        env={"EVALSPEC_MAX_LINE_BYTES": "1000"},
+    )
+    assert r.returncode == 1
+    first = r.stderr.splitlines()[0]
+    assert (
+        first.startswith("/dev/zero: row 1: ") and "longer than the maximum of 1000 bytes" in first
+    )
+
+
+def test_bytes_that_are_not_utf8_in_a_csv_stop_the_read_at_their_row(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_bytes(b"id,q,a\n1,x,1\n2,\xff,1\n3,z,1\n")
+    result = imported(tmp_path, rows)
+    assert reports(result) == [(2, "unreadable", None)]
+    assert [t.row for t in result.tasks] == [1]
+
+
 def test_a_few_shot_count_past_the_spec_limit_is_a_mapping_error(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "dev.jsonl", [{"q": "x", "a": 1}])
     few = '\nfew_shot:\n  path: dev.jsonl\n  count: 9\n  prompt: "{q}"\n  completion: "{a}"\n'
