@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_helpers import git_repo
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -553,6 +554,18 @@ def test_the_command_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "tasks.jsonl").read_text())["task_id"] == "qa/1"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_command_never_writes_through_a_symlink_out_of_the_repository(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    (tmp_path / "outside").mkdir()
+    write_jsonl(repo / "rows.jsonl", [{"id": 1, "q": "x", "a": 1}])
+    mapping_file(repo)
+    (repo / "out.jsonl").symlink_to(tmp_path / "outside" / "stolen.jsonl")
+    r = run(repo, "rows.jsonl", "-m", "mapping.yaml", "-o", "out.jsonl", "--force")
+    assert r.returncode == 2
+    assert r.stderr.startswith("evalspec: error: refusing to write out.jsonl: it is a symlink to ")
+    assert list((tmp_path / "outside").iterdir()) == []
 
 
 def test_the_command_writes_standard_output_for_a_dash(tmp_path: Path) -> None:
