@@ -568,6 +568,33 @@ def test_the_command_never_writes_through_a_symlink_out_of_the_repository(tmp_pa
     assert list((tmp_path / "outside").iterdir()) == []
 
 
+def test_the_json_report_lists_every_reported_row(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "rows.jsonl", [{"id": 1, "q": "x", "a": 1}, {"id": 1, "q": "y", "a": 2}])
+    mapping_file(tmp_path)
+    r = run(tmp_path, "rows.jsonl", "-m", "mapping.yaml", "-o", "t.jsonl", "--format", "json")
+    assert (r.returncode, r.stderr) == (1, "")
+    doc = json.loads(r.stdout)
+    assert {k: doc[k] for k in ("rows", "tasks", "written", "spec_version")} == {
+        "rows": 2,
+        "tasks": 1,
+        "written": False,
+        "spec_version": 1,
+    }
+    assert doc["problems"] == [
+        {
+            "row": 2,
+            "line": 2,
+            "rule": "duplicate_task_id",
+            "field": "task_id",
+            "message": "task_id 'qa/1' is already used by row 1",
+            "task_id": "qa/1",
+        }
+    ]
+    assert not (tmp_path / "t.jsonl").exists()
+    r = run(tmp_path, "rows.jsonl", "-m", "mapping.yaml", "-o", "-", "--format", "json")
+    assert r.returncode == 2 and "name an --output file" in r.stderr
+
+
 def test_the_command_writes_standard_output_for_a_dash(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "rows.jsonl", [{"id": 1, "q": "x", "a": 1}])
     mapping_file(tmp_path)

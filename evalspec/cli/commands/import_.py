@@ -4,6 +4,7 @@ benchmark rows (JSONL, CSV, Parquet) through a mapping file, every one validated
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import Any
@@ -14,6 +15,7 @@ from evalspec.importing.mapping import MappingError, read_mapping
 from evalspec.importing.rows import HEADER
 from evalspec.importing.tasks import (
     FewShotError,
+    ImportResult,
     OutputExistsError,
     format_report,
     import_rows,
@@ -53,6 +55,14 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--force", action="store_true", help="replace the output file if it exists")
     p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="how the outcome is reported: text (default: one line per reported row on "
+        "stderr) or json (one document on stdout: input, output, spec_version, rows, tasks, "
+        "written, problems [{row, line, rule, field, message, task_id}])",
+    )
+    p.add_argument(
         "--quiet", "-q", action="store_true", help="print only the problems: no summary line"
     )
     p.set_defaults(run=run)
@@ -66,6 +76,8 @@ def _error(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.input == STDIN:
         return _error("INPUT must be a file: its format is read from its name")
+    if args.format == "json" and args.output == STDIN:
+        return _error("--format json prints the report on standard output: name an --output file")
     try:
         mapping = read_mapping(args.mapping)
     except MappingError as exc:
@@ -79,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         return _error(f"cannot read {name}: {one_line(str(exc.strerror or exc))}")
     except (FewShotError, SpecVersionError, MissingDependencyError) as exc:
         return _error(one_line(str(exc)))
+    if args.format == "json":
+        return _json_outcome(args, result, mapping.spec_version)
     for report in result.problems:
         print(format_report(args.input, report), file=sys.stderr)
     if not result.ok:
@@ -92,13 +106,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(result.text())
         sys.stdout.flush()
     else:
-        try:
-            write_tasks(result, args.output, force=args.force)
-        except (OutputExistsError, UnsafePathError) as exc:
-            return _error(str(exc))
-        except OSError as exc:
-            reason = one_line(str(exc.strerror or exc))
-            return _error(f"cannot write {one_line(args.output)}: {reason}")
+        problem = _write(result, args)
+        if problem is not None:
+            return _error(problem)
     if not args.quiet:
         where = "standard output" if args.output == STDIN else one_line(args.output)
         print(
@@ -107,3 +117,33 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _write(result: ImportResult, args: argparse.Namespace) -> str | None:
+    """Write the task file; the error line when it cannot be."""
+    try:
+        write_tasks(result, args.output, force=args.force)
+    except (OutputExistsError, UnsafePathError) as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write {one_line(args.output)}: {one_line(str(exc.strerror or exc))}"
+    return None
+
+
+def _json_outcome(args: argparse.Namespace, result: ImportResult, spec_version: int) -> int:
+    """The report as one JSON document; the file is written only when every row imported."""
+    problem = None if not result.ok else _write(result, args)
+    if problem is not None:
+        return _error(problem)
+    doc = {
+        "input": args.input,
+        "output": args.output,
+        "spec_version": spec_version,
+        "rows": result.rows,
+        "tasks": len(result.tasks),
+        "written": result.ok,
+        "problems": [p.to_dict() for p in result.problems],
+    }
+    json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+    return 0 if result.ok else 1
