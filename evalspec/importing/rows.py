@@ -53,18 +53,21 @@ class Row:
     problem: RowProblem | None = None
 
 
-def input_format(path: str | os.PathLike[str], declared: str | None) -> str:
-    """The mapping's ``format``, else the one the file's suffix names (``.jsonl.gz`` is
-    JSONL, read through gzip, as HumanEval is published)."""
-    if declared is not None:
-        return declared
+def named_format(path: str | os.PathLike[str]) -> str | None:
+    """The format the file's suffix names (``.jsonl.gz`` is JSONL, read through gzip, as
+    HumanEval is published), or None."""
     name = os.fspath(path).lower().removesuffix(".gz")
     for suffix, fmt in ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".csv", "csv")):
         if name.endswith(suffix):
             return fmt
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    return "jsonl"
+    return None
+
+
+def input_format(path: str | os.PathLike[str], declared: str | None) -> str:
+    """The mapping's ``format``, else the one the suffix names, else JSONL."""
+    return declared or named_format(path) or "jsonl"
 
 
 def _open_binary(path: Path) -> BinaryIO:
@@ -221,4 +224,4 @@ def read_rows(
     return read_jsonl(path)
 
 
-__all__ = ["HEADER", "Row", "RowProblem", "input_format", "read_rows"]
+__all__ = ["HEADER", "Row", "RowProblem", "input_format", "named_format", "read_rows"]

@@ -20,7 +20,7 @@ import attrs
 
 from evalspec.errors import EvalspecError
 from evalspec.importing.mapping import ImportMapping
-from evalspec.importing.rows import HEADER, Row, RowProblem, input_format, read_rows
+from evalspec.importing.rows import HEADER, Row, RowProblem, input_format, named_format, read_rows
 from evalspec.importing.template import Template, TemplateValueError
 from evalspec.io.atomicfile import write_atomic
 from evalspec.io.repository import repository_of
@@ -117,7 +117,9 @@ def few_shot_examples(mapping: ImportMapping) -> list[dict[str, str]]:
     source = mapping.few_shot
     if source is None:
         return []
-    fmt = input_format(source.path, None)
+    # The few-shot file's own suffix first: a test split in Parquet may come with a
+    # hand-written JSONL of examples.
+    fmt = named_format(source.path) or input_format(source.path, mapping.format)
     examples: list[dict[str, str]] = []
     for row in read_rows(source.path, fmt, source.columns):
         if len(examples) == source.count:

@@ -197,6 +197,18 @@ def test_a_task_the_validator_rejects_carries_the_validators_rule_and_field(tmp_
     assert result.problems[0].message == 'prompt ends in whitespace (" "); strip it'
 
 
+def test_spec_v2_fields_are_rejected_per_row_at_spec_version_1(tmp_path: Path) -> None:
+    # preamble and code_protocol are spec v2's; a v1 mapping cannot slip them in.
+    mapping = QA_MAPPING + 'preamble: "About {id}."\n'
+    rows = write_jsonl(
+        tmp_path / "rows.jsonl", [{"id": 1, "q": "?", "a": 1}, {"id": 2, "q": "?", "a": 2}]
+    )
+    assert reports(imported(tmp_path, rows, mapping)) == [
+        (1, "unknown_field", "preamble"),
+        (2, "unknown_field", "preamble"),
+    ]
+
+
 def test_an_mcq_target_outside_the_letters_is_rejected_per_row(tmp_path: Path) -> None:
     mapping = QA_MAPPING.replace("arithmetic", "mcq").replace("strip_whitespace", "extract_letter")
     rows = write_jsonl(
