@@ -129,7 +129,11 @@ def few_shot_examples(mapping: ImportMapping) -> list[dict[str, str]]:
             assert row.problem is not None
             raise FewShotError(f"{where}: {row.problem.rule} — {row.problem.message}")
         specials = _specials(source.path, row.number)
-        specials["@choices"] = _choices(mapping, row.values, specials)
+        try:
+            specials["@choices"] = _fill_list(mapping.choices, "choices", row.values, specials)
+        except _Unmapped as exc:
+            p = exc.problem
+            raise FewShotError(f"{where}: {p.rule} {p.field} — {p.message}") from None
         examples.append(
             {
                 "prompt": _example_text(source.prompt, "prompt", row.values, specials, where),
@@ -153,14 +157,7 @@ def _example_text(template: Template, key: str, values: Any, specials: Any, wher
         raise FewShotError(f"{where}: {exc.rule} few_shot.{key} — {exc}") from None
 
 
-def _choices(mapping: ImportMapping, values: Mapping[str, Any], specials: Any) -> list[str]:
-    try:
-        return _fill_list(mapping.choices, "choices", values, specials)
-    except _Unmapped as exc:
-        raise TemplateValueError(exc.problem.rule, f"choices: {exc.problem.message}") from None
-
-
-def build_task(
+def _build_task(
     mapping: ImportMapping,
     values: Mapping[str, Any],
     specials: dict[str, Any],
@@ -170,10 +167,7 @@ def build_task(
 
     :raises _Unmapped: a template cannot be filled from the row.
     """
-    try:
-        specials["@choices"] = _choices(mapping, values, specials)
-    except TemplateValueError as exc:
-        raise _Unmapped(RowProblem(exc.rule, "choices", str(exc))) from None
+    specials["@choices"] = _fill_list(mapping.choices, "choices", values, specials)
     task: dict[str, Any] = {
         "task_id": _fill(mapping.task_id, "task_id", values, specials),
         "category": mapping.category,
@@ -216,7 +210,7 @@ def _mapped(
             continue
         specials = _specials(source, row.number)
         try:
-            yield row, build_task(mapping, row.values, specials, examples), None
+            yield row, _build_task(mapping, row.values, specials, examples), None
         except _Unmapped as exc:
             p = exc.problem
             yield row, None, RowReport(row.number, row.line, p.rule, p.field, p.message)
@@ -312,7 +306,6 @@ __all__ = [
     "ImportedTask",
     "OutputExistsError",
     "RowReport",
-    "build_task",
     "few_shot_examples",
     "format_report",
     "import_rows",

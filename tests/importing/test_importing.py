@@ -508,6 +508,21 @@ def test_a_few_shot_count_past_the_spec_limit_is_a_mapping_error(tmp_path: Path)
         read_mapping(mapping_file(tmp_path, QA_MAPPING + few))
 
 
+def test_a_few_shot_row_that_does_not_map_names_its_file_row_and_field(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "dev.jsonl", [{"q": "x", "a": 1, "c": ["p"]}, {"q": "y", "a": 2}])
+    write_jsonl(tmp_path / "rows.jsonl", [{"id": 1, "q": "y", "a": 2, "c": ["r"]}])
+    few = (
+        'choices: "{c}"\nfew_shot:\n  path: dev.jsonl\n  count: 2\n'
+        '  prompt: "{q} {@choices|lettered}"\n  completion: "{a}"\n'
+    )
+    with pytest.raises(FewShotError) as info:
+        imported(tmp_path, tmp_path / "rows.jsonl", QA_MAPPING + few)
+    assert str(info.value) == (
+        f"few-shot source {tmp_path / 'dev.jsonl'}: row 2: missing_column choices — "
+        "the row has no column 'c' (columns: a, q)"
+    )
+
+
 def test_a_short_few_shot_source_is_an_error_not_fewer_examples(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "dev.jsonl", [{"q": "x", "a": 1}])
     write_jsonl(tmp_path / "rows.jsonl", [{"id": 1, "q": "y", "a": 2}])
