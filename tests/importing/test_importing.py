@@ -706,6 +706,43 @@ def test_every_row_is_a_task_or_a_reported_row_number(
     assert validate_file(out, spec_version=1).invalid == 0
 
 
+_field = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=8
+)
+
+
+@given(
+    rows=st.lists(st.tuples(_field, _field), max_size=10),
+    terminator=st.sampled_from(["\n", "\r\n"]),
+)
+def test_every_csv_record_is_a_task_or_a_reported_row_and_fields_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[str, str]], terminator: str
+) -> None:
+    import csv
+    import io
+
+    if terminator == "\n":
+        # csv.writer quotes a field holding a character of the line terminator only, so an
+        # unquoted "\r" would end the record for every CSV reader, csv.reader included.
+        rows = [(q.replace("\r", "\n"), a.replace("\r", "\n")) for q, a in rows]
+    tmp = tmp_path_factory.mktemp("csv")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator=terminator)
+    writer.writerow(["id", "q", "a"])
+    for i, (q, a) in enumerate(rows, start=1):
+        writer.writerow([i, q, a])
+    (tmp / "rows.csv").write_text(out.getvalue(), encoding="utf-8", newline="")
+    result = imported(
+        tmp, tmp / "rows.csv", QA_MAPPING.replace('"Question: {q}\\nAnswer:"', '"{q}"')
+    )
+    produced = {t.row: json.loads(t.line) for t in result.tasks}
+    reported = {p.row for p in result.problems}
+    assert not set(produced) & reported
+    assert sorted([*produced, *reported]) == list(range(1, len(rows) + 1))
+    for row, task in produced.items():
+        assert (task["prompt"], task["targets"]) == (rows[row - 1][0], [rows[row - 1][1]])
+
+
 def test_the_import_module_is_not_loaded_by_import_evalspec() -> None:
     code = (
         "import sys, evalspec; print(any(m.startswith('evalspec.importing') for m in sys.modules))"
