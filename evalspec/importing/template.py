@@ -114,18 +114,20 @@ def _plain(method: Callable[[str], str]) -> Callable[[Any, str, str], str]:
     return lambda value, where, arg: method(_text(value, where))
 
 
-FILTERS: Mapping[str, tuple[bool, Callable[[Any, str, str], str]]] = {
-    "strip": (False, _plain(str.strip)),
-    "rstrip": (False, _plain(str.rstrip)),
-    "lower": (False, _plain(str.lower)),
-    "upper": (False, _plain(str.upper)),
-    "after": (True, _after),
-    "before": (True, _before),
-    "letter": (False, _letter),
-    "join": (True, _join),
-    "lettered": (False, _lettered),
+NO_ARGUMENT, ARGUMENT, OPTIONAL_ARGUMENT = "none", "required", "optional"
+
+FILTERS: Mapping[str, tuple[str, Callable[[Any, str, str], str]]] = {
+    "strip": (NO_ARGUMENT, _plain(str.strip)),
+    "rstrip": (NO_ARGUMENT, _plain(str.rstrip)),
+    "lower": (NO_ARGUMENT, _plain(str.lower)),
+    "upper": (NO_ARGUMENT, _plain(str.upper)),
+    "after": (ARGUMENT, _after),
+    "before": (ARGUMENT, _before),
+    "letter": (NO_ARGUMENT, _letter),
+    "join": (ARGUMENT, _join),
+    "lettered": (OPTIONAL_ARGUMENT, _lettered),
 }
-"""name -> (takes an argument, function of (value, where, argument)).
+"""name -> (whether it takes an argument, function of (value, where, argument)).
 
 ``after:SEP`` is the text after the last SEP, ``before:SEP`` before the first (a
 value without SEP is a row problem, not an empty string: GSM8K's ``#### 18`` missing
@@ -143,6 +145,8 @@ class Hole:
     """One ``{...}``: where the value comes from, the steps into it, the filters after."""
 
     name: str
+    special: bool
+    """``name`` is one of the ``@names`` (written bare: ``{["@row"]}`` is a column)."""
     steps: tuple[int | str, ...]
     filters: tuple[tuple[str, str], ...]
     source: str
@@ -150,7 +154,7 @@ class Hole:
 
     def value(self, row: Mapping[str, Any], specials: Mapping[str, Any]) -> Any:
         """The value before filters: the column (or special name), then each step into it."""
-        if self.name.startswith("@"):
+        if self.special:
             value = specials[self.name]
         elif self.name in row:
             value = row[self.name]
@@ -193,10 +197,6 @@ class Template:
 
     source: str
     parts: tuple[str | Hole, ...]
-
-    @property
-    def holes(self) -> tuple[Hole, ...]:
-        return tuple(p for p in self.parts if isinstance(p, Hole))
 
     @property
     def single(self) -> Hole | None:
@@ -255,8 +255,9 @@ def _hole(body: str, specials: Sequence[str]) -> Hole:
         raise TemplateSyntaxError(f"{{{body}}} does not start with a column name")
     # {["Unnamed: 0"]}: a column whose name is not a word.
     name = match[0] if match[1] is None else _unescape(match[1])
+    special = match[1] is None and name.startswith("@")
     rest = head[match.end() :]
-    if name.startswith("@") and name not in specials:
+    if special and name not in specials:
         raise TemplateSyntaxError(
             f"{{{body}}}: unknown name {name!r} (known: {', '.join(specials)})"
         )
@@ -281,13 +282,13 @@ def _hole(body: str, specials: Sequence[str]) -> Hole:
             raise TemplateSyntaxError(
                 f"{{{body}}}: unknown filter {fname!r} (known: {', '.join(FILTERS)})"
             )
-        takes_arg = FILTERS[fname][0]
-        if takes_arg and not (colon and raw_arg):
+        argument = FILTERS[fname][0]
+        if argument == ARGUMENT and not (colon and raw_arg):
             raise TemplateSyntaxError(f"{{{body}}}: |{fname} needs an argument (|{fname}:TEXT)")
-        if colon and not takes_arg and fname != "lettered":
+        if argument == NO_ARGUMENT and colon:
             raise TemplateSyntaxError(f"{{{body}}}: |{fname} takes no argument")
         filters.append((fname, _unescape(raw_arg)))
-    return Hole(name, tuple(steps), tuple(filters), "{" + body + "}")
+    return Hole(name, special, tuple(steps), tuple(filters), "{" + body + "}")
 
 
 def compile_template(source: str, specials: Sequence[str] = ()) -> Template:

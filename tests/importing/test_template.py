@@ -114,6 +114,8 @@ def test_a_column_whose_name_is_not_a_word_is_named_in_quotes() -> None:
     assert compile_template('{["Unnamed: 0"]}').render(row, {}) == "5"
     assert compile_template('{meta["a key"]|upper}').render(row, {}) == "V"
     assert compile_template('{meta["say \\"hi\\""]}').render(row, {}) == "q"
+    # Quoted, an @name is a column like any other, never a special name.
+    assert compile_template('{["@row"]}').render({"@row": "col"}, {"@row": 1}) == "col"
 
 
 def test_a_value_that_is_not_text_is_named_by_its_type() -> None:
