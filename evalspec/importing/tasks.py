@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from evalspec.errors import EvalspecError
-from evalspec.importing.mapping import ImportMapping
+from evalspec.importing.mapping import ImportMapping, MappingError
 from evalspec.importing.rows import HEADER, Row, RowProblem, input_format, named_format, read_rows
 from evalspec.importing.template import Template, TemplateValueError
 from evalspec.io.atomicfile import write_atomic
@@ -216,6 +216,33 @@ def _mapped(
             yield row, None, RowReport(row.number, row.line, p.rule, p.field, p.message)
 
 
+def _check_names(mapping: ImportMapping, spec: Any) -> None:
+    """The mapping's category, metric and rule, checked once against the spec version, so
+    a typo is one line about the mapping rather than the same rejection on every row (the
+    validator still checks every task).
+
+    :raises MappingError:
+    """
+    version = spec.version
+    where = f"{mapping.path}: "
+    if mapping.category not in spec.categories:
+        known = ", ".join(spec.categories)
+        raise MappingError(
+            f"{where}category: {mapping.category!r} is not in spec version {version} "
+            f"(known: {known})"
+        )
+    pairs = spec.categories[mapping.category]
+    for key, value, allowed in (
+        ("metric", mapping.metric, pairs.metrics),
+        ("post_process", mapping.post_process, pairs.post_processes),
+    ):
+        if value not in allowed:
+            raise MappingError(
+                f"{where}{key}: {value!r} is not allowed for category {mapping.category!r} "
+                f"at spec version {version} (allowed: {', '.join(allowed)})"
+            )
+
+
 def import_rows(
     source: str | os.PathLike[str],
     mapping: ImportMapping,
@@ -227,6 +254,7 @@ def import_rows(
     ``registry`` defaults to the project's (its plugins, at the mapping's version).
 
     :raises OSError: the input (or the few-shot source) cannot be read.
+    :raises MappingError: its category, metric or rule is not in that spec version.
     :raises FewShotError: the few-shot source cannot give its examples.
     :raises evalspec.errors.SpecVersionError: no such spec version.
     :raises evalspec.errors.MissingDependencyError: Parquet without pyarrow.
@@ -238,6 +266,7 @@ def import_rows(
         registry = default_registry(mapping.spec_version)
     elif registry.version != mapping.spec_version:
         registry = registry.at_version(mapping.spec_version)
+    _check_names(mapping, registry.spec)
     path = Path(source)
     examples = few_shot_examples(mapping)
     rows = read_rows(path, input_format(path, mapping.format), mapping.columns)

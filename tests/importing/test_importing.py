@@ -338,6 +338,33 @@ def test_a_bad_mapping_is_one_line_naming_the_key(
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            ("category: arithmetic", "category: arithmetc"),
+            "category: 'arithmetc' is not in spec version 1 (known: arithmetic, mcq, ",
+        ),
+        (
+            ("metric: exact_match", "metric: rouge_l"),
+            "metric: 'rouge_l' is not allowed for category 'arithmetic' at spec version 1 "
+            "(allowed: exact_match, accuracy)",
+        ),
+        (
+            ("post_process: strip_whitespace", "post_process: extract_letter"),
+            "post_process: 'extract_letter' is not allowed for category 'arithmetic'",
+        ),
+    ],
+)
+def test_names_the_spec_version_lacks_are_one_mapping_error_not_one_per_row(
+    tmp_path: Path, change: tuple[str, str], expected: str
+) -> None:
+    rows = write_jsonl(tmp_path / "rows.jsonl", [{"id": i, "q": "x", "a": 1} for i in range(50)])
+    with pytest.raises(MappingError) as info:
+        imported(tmp_path, rows, QA_MAPPING.replace(*change))
+    assert expected in str(info.value)
+
+
 def test_a_toml_mapping_reads_like_the_yaml_one(tmp_path: Path) -> None:
     toml = (
         'spec_version = 1\ntask_id = "qa/{id}"\ncategory = "arithmetic"\nmetric = "exact_match"\n'

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         name = one_line(str(exc.filename or args.input))
         return _error(f"cannot read {name}: {one_line(str(exc.strerror or exc))}")
-    except (FewShotError, SpecVersionError, MissingDependencyError) as exc:
+    except (MappingError, FewShotError, SpecVersionError, MissingDependencyError) as exc:
         return _error(one_line(str(exc)))
     if args.format == "json":
         return _json_outcome(args, result, mapping.spec_version)
