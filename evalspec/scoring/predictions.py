@@ -14,7 +14,7 @@ record the model, latency or token counts beside each output.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from types import MappingProxyType
 from typing import Any
 
@@ -226,29 +226,41 @@ def read_predictions(
     :raises OSError: the file cannot be read.
     """
     collector = PredictionCollector(task_ids, invalid_task_ids)
-    problems = collector.problems
-    for number, raw in enumerate(read_lines(source), start=1):
-        if isinstance(raw, OverlongLine):
-            collector.total += 1
-            problems.append(PredictionProblem(number, "invalid_json", overlong_message()))
-            continue
-        text, problem = decode_bytes(line_content(raw, number))
-        if problem is not None:
-            collector.total += 1
-            problems.append(PredictionProblem(number, problem.rule, problem.message))
-            continue
-        assert text is not None
-        if not text.strip():
-            continue
+    for number, obj in json_objects(source, collector):
         collector.total += 1
-        obj, parse_problems = parse_line(text)
-        if parse_problems:
-            problems.extend(PredictionProblem(number, p.rule, p.message) for p in parse_problems)
-            continue
         task_id, output, found = _check(obj, number)
         if found:
-            problems.extend(found)
+            collector.problems.extend(found)
             continue
         assert task_id is not None and output is not None
         collector.add(number, task_id, output, sampled="outputs" in obj)
     return collector.result()
+
+
+def json_objects(source: Source, collector: PredictionCollector) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank line of a JSON Lines source.
+
+    A line that is overlong, not UTF-8 or not strict JSON is counted and
+    reported to ``collector`` here; a yielded line is the caller's to count.
+    """
+    for number, raw in enumerate(read_lines(source), start=1):
+        if isinstance(raw, OverlongLine):
+            collector.total += 1
+            collector.problems.append(PredictionProblem(number, "invalid_json", overlong_message()))
+            continue
+        text, problem = decode_bytes(line_content(raw, number))
+        if problem is not None:
+            collector.total += 1
+            collector.problems.append(PredictionProblem(number, problem.rule, problem.message))
+            continue
+        assert text is not None
+        if not text.strip():
+            continue
+        obj, parse_problems = parse_line(text)
+        if parse_problems:
+            collector.total += 1
+            collector.problems.extend(
+                PredictionProblem(number, p.rule, p.message) for p in parse_problems
+            )
+            continue
+        yield number, obj

@@ -37,15 +37,13 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from evalspec.errors import EvalspecError
-from evalspec.io.jsonline import decode_bytes, parse_line
-from evalspec.io.linelimit import OverlongLine, overlong_message
 from evalspec.scoring.predictions import (
     PredictionCollector,
     PredictionProblem,
     Predictions,
+    json_objects,
     read_predictions,
 )
-from evalspec.validation.validator import line_content, read_lines
 
 FORMATS = ("evalspec", "lm-eval", "inspect")
 """What ``evalspec score --predictions-format`` reads."""
@@ -151,24 +149,7 @@ def _lm_eval_texts(resps: object) -> tuple[str, ...] | None:
 def _read_lm_eval(data: bytes, collector: PredictionCollector, template: str | None) -> None:
     problems = collector.problems
     seen: dict[str, tuple[str, ...]] = {}  # a doc logged once per filter
-    for number, raw in enumerate(read_lines(io.BytesIO(data)), start=1):
-        if isinstance(raw, OverlongLine):
-            collector.total += 1
-            problems.append(PredictionProblem(number, "invalid_json", overlong_message()))
-            continue
-        text, problem = decode_bytes(line_content(raw, number))
-        if problem is not None:
-            collector.total += 1
-            problems.append(PredictionProblem(number, problem.rule, problem.message))
-            continue
-        assert text is not None
-        if not text.strip():
-            continue
-        obj, parse_problems = parse_line(text)
-        if parse_problems:
-            collector.total += 1
-            problems.extend(PredictionProblem(number, p.rule, p.message) for p in parse_problems)
-            continue
+    for number, obj in json_objects(io.BytesIO(data), collector):
         if not isinstance(obj, dict) or "resps" not in obj or "doc" not in obj:
             collector.total += 1
             msg = "not an lm-eval sample record (a JSON object with doc and resps)"
