@@ -24,6 +24,7 @@ COMMANDS = (
     "diff",
     "gate",
     "manifest",
+    "export",
 )
 """Subcommand modules of :mod:`evalspec.cli.commands`; each has ``add_parser`` and ``run``."""
 
