@@ -16,32 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from harness_runs import COMMAND, ROOT, TASKS, evalspec_report, fixture_outputs, fixture_tasks
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-TASKS = ROOT / "fixtures" / "tasks.jsonl"
-COMMAND = [sys.executable, "-m", "evalspec"]
 JSON_CODE = ("--allow-code-exec", "--format", "json")
 PASS_AT_2 = ("--predictions-format", "inspect", "--format", "json", "--pass-at", "2")
-
-
-def _tasks() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in TASKS.read_text().splitlines() if line.strip()]
-
-
-def _outputs() -> dict[str, str]:
-    # Every task answered (the fixture's predictions leave one out), some wrong,
-    # one unparsed, the code tasks a passing and a failing program.
-    rows = [
-        json.loads(line)
-        for line in (ROOT / "fixtures" / "predictions.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
-    outputs = {r["task_id"]: r["output"] for r in rows}
-    for task in _tasks():
-        outputs.setdefault(task["task_id"], "I am not sure.")
-    return outputs
 
 
 def _model(outputs: dict[str, str]) -> Any:
@@ -49,7 +29,7 @@ def _model(outputs: dict[str, str]) -> Any:
 
     from evalspec.scoring.render import render
 
-    by_prompt = {render(t): outputs[t["task_id"]] for t in _tasks()}
+    by_prompt = {render(t): outputs[t["task_id"]] for t in fixture_tasks()}
 
     def reply(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
         content = by_prompt[messages[-1].text]
@@ -59,22 +39,6 @@ def _model(outputs: dict[str, str]) -> Any:
         return output
 
     return get_model("mockllm/model", custom_outputs=reply)
-
-
-def _evalspec_report(tmp_path: Path, outputs: dict[str, str]) -> dict[str, Any]:
-    predictions = tmp_path / "predictions.jsonl"
-    predictions.write_text(
-        "".join(json.dumps({"task_id": k, "output": v}) + "\n" for k, v in outputs.items())
-    )
-    run = subprocess.run(
-        [*COMMAND, "score", str(TASKS), str(predictions), "--allow-code-exec", "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    report: dict[str, Any] = json.loads(run.stdout)
-    return report
 
 
 def _run(task: Any, outputs: dict[str, str], log_dir: Path) -> Any:
@@ -88,9 +52,9 @@ def _run(task: Any, outputs: dict[str, str], log_dir: Path) -> Any:
 def test_inspect_scores_equal_evalspec_score_per_task_and_per_metric(tmp_path: Path) -> None:
     from evalspec.integrations.inspect_adapter import task
 
-    outputs = _outputs()
+    outputs = fixture_outputs()
     log = _run(task(TASKS, allow_code_exec=True), outputs, tmp_path / "logs")
-    report = _evalspec_report(tmp_path, outputs)
+    report = evalspec_report(tmp_path, outputs)
     rows = {r["task_id"]: r for r in report["rows"]}
     assert {str(s.id) for s in log.samples} == set(rows)
     for sample in log.samples:
@@ -117,16 +81,16 @@ def test_the_samples_carry_evalspec_s_rendered_prompt(tmp_path: Path) -> None:
 
     built = task(TASKS, allow_code_exec=True)
     prompts = {str(s.id): s.input for s in built.dataset}
-    assert prompts == {t["task_id"]: render(t) for t in _tasks()}
+    assert prompts == {t["task_id"]: render(t) for t in fixture_tasks()}
     assert {str(s.id): s.target for s in built.dataset} == {
-        t["task_id"]: t["targets"] for t in _tasks()
+        t["task_id"]: t["targets"] for t in fixture_tasks()
     }
 
 
 def test_an_inspect_log_rescored_by_evalspec_gives_the_same_report(tmp_path: Path) -> None:
     from evalspec.integrations.inspect_adapter import task
 
-    outputs = _outputs()
+    outputs = fixture_outputs()
     log = _run(task(TASKS, allow_code_exec=True), outputs, tmp_path / "logs")
     location = log.location.removeprefix("file://")
     run = subprocess.run(
@@ -137,7 +101,7 @@ def test_an_inspect_log_rescored_by_evalspec_gives_the_same_report(tmp_path: Pat
     )
     assert run.returncode == 0, run.stderr
     rescored = json.loads(run.stdout)
-    direct = _evalspec_report(tmp_path, outputs)
+    direct = evalspec_report(tmp_path, outputs)
     assert rescored["provenance"]["predictions_format"] == "inspect"
     assert rescored["rows"] == direct["rows"]
     assert rescored["aggregates"] == direct["aggregates"]
@@ -225,8 +189,8 @@ print(json.dumps({"name": name, "metrics": metrics}))
 def test_inspect_runs_the_task_by_name(tmp_path: Path) -> None:
     from evalspec.scoring.render import render
 
-    outputs = _outputs()
-    by_prompt = {render(t): outputs[t["task_id"]] for t in _tasks()}
+    outputs = fixture_outputs()
+    by_prompt = {render(t): outputs[t["task_id"]] for t in fixture_tasks()}
     (tmp_path / "outputs.json").write_text(json.dumps(by_prompt))
     (tmp_path / "by_name.py").write_text(_BY_NAME)
     # Run outside the checkout, so evalspec is imported as installed.
@@ -239,7 +203,7 @@ def test_inspect_runs_the_task_by_name(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout.splitlines()[-1])
-    report = _evalspec_report(tmp_path, outputs)
+    report = evalspec_report(tmp_path, outputs)
     for name, stat in report["aggregates"]["overall"].items():
         assert got["metrics"][name] == pytest.approx(stat["mean"], abs=1e-12), name
 

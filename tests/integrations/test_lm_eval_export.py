@@ -9,15 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from harness_runs import COMMAND, ROOT, TASKS, evalspec_report, fixture_outputs
 
-ROOT = Path(__file__).resolve().parents[2]
-TASKS = ROOT / "fixtures" / "tasks.jsonl"
-COMMAND = [sys.executable, "-m", "evalspec"]
 LM_EVAL_JSON = ("--predictions-format", "lm-eval", "--allow-code-exec", "--format", "json")
 
 
@@ -83,18 +80,6 @@ def test_the_export_refuses_what_it_cannot_keep_faithful(tmp_path: Path) -> None
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
 
 
-def _outputs() -> dict[str, str]:
-    rows = [
-        json.loads(line)
-        for line in (ROOT / "fixtures" / "predictions.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
-    outputs = {r["task_id"]: r["output"] for r in rows}
-    for line in TASKS.read_text().splitlines():
-        outputs.setdefault(json.loads(line)["task_id"], "I am not sure.")
-    return outputs
-
-
 def _fixed_model(outputs: dict[str, str]) -> Any:
     from lm_eval.api.model import LM
 
@@ -120,22 +105,6 @@ def _fixed_model(outputs: dict[str, str]) -> Any:
     return Fixed()
 
 
-def _evalspec_report(tmp_path: Path, outputs: dict[str, str]) -> dict[str, Any]:
-    predictions = tmp_path / "predictions.jsonl"
-    predictions.write_text(
-        "".join(json.dumps({"task_id": k, "output": v}) + "\n" for k, v in outputs.items())
-    )
-    run = subprocess.run(
-        [*COMMAND, "score", str(TASKS), str(predictions), "--allow-code-exec", "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    report: dict[str, Any] = json.loads(run.stdout)
-    return report
-
-
 @pytest.mark.slow
 def test_lm_eval_runs_the_export_with_evalspec_s_scores(tmp_path: Path) -> None:
     from lm_eval import simple_evaluate
@@ -144,7 +113,7 @@ def test_lm_eval_runs_the_export_with_evalspec_s_scores(tmp_path: Path) -> None:
 
     out = tmp_path / "lm"
     assert _export(TASKS, "--output", out, "--allow-code-exec", "--name", "fixture").returncode == 0
-    outputs = _outputs()
+    outputs = fixture_outputs()
     results = simple_evaluate(
         model=_fixed_model(outputs),
         tasks=["fixture"],
@@ -152,7 +121,7 @@ def test_lm_eval_runs_the_export_with_evalspec_s_scores(tmp_path: Path) -> None:
         log_samples=True,
     )
     assert results is not None
-    report = _evalspec_report(tmp_path, outputs)
+    report = evalspec_report(tmp_path, outputs)
     got = results["results"]["fixture"]
     for metric, stat in report["aggregates"]["overall"].items():
         assert got[f"{metric},none"] == pytest.approx(stat["mean"], abs=1e-12), metric
@@ -193,7 +162,7 @@ def test_an_edited_export_refuses_to_run(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace('"targets": ["41"]', '"targets": ["40"]'))
     with pytest.raises(RuntimeError, match="changed since it was exported"):
         simple_evaluate(
-            model=_fixed_model(_outputs()),
+            model=_fixed_model(fixture_outputs()),
             tasks=["fixture"],
             task_manager=TaskManager(include_path=str(out)),
         )
