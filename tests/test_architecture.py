@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("manifest", ("evalspec.manifest",)),
     ("evals as code", ("evalspec.evals",)),
     ("library commands", ("evalspec.command",)),
+    ("harness adapters", ("evalspec.integrations",)),
     ("testing", ("evalspec.testing",)),
     ("command line", ("evalspec.cli",)),
     ("package", ("evalspec", "evalspec.__main__")),

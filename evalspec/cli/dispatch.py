@@ -25,6 +25,7 @@ COMMANDS = (
     "gate",
     "manifest",
     "import",
+    "export",
 )
 """Subcommand modules of :mod:`evalspec.cli.commands`; each has ``add_parser`` and ``run``."""
 
