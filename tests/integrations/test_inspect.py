@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_runs import COMMAND, ROOT, TASKS, evalspec_report, fixture_outputs, fixture_tasks
+from harness_runs import (
+    COMMAND,
+    ROOT,
+    SLICES,
+    TASKS,
+    evalspec_report,
+    fixture_outputs,
+    fixture_tasks,
+    imported_slice,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -24,12 +33,13 @@ JSON_CODE = ("--allow-code-exec", "--format", "json")
 PASS_AT_2 = ("--predictions-format", "inspect", "--format", "json", "--pass-at", "2")
 
 
-def _model(outputs: dict[str, str]) -> Any:
+def _model(outputs: dict[str, str], tasks: Path = TASKS) -> Any:
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
     from evalspec.scoring.render import render
 
-    by_prompt = {render(t): outputs[t["task_id"]] for t in fixture_tasks()}
+    rows = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
+    by_prompt = {render(t): outputs[t["task_id"]] for t in rows}
 
     def reply(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
         content = by_prompt[messages[-1].text]
@@ -41,10 +51,11 @@ def _model(outputs: dict[str, str]) -> Any:
     return get_model("mockllm/model", custom_outputs=reply)
 
 
-def _run(task: Any, outputs: dict[str, str], log_dir: Path) -> Any:
+def _run(task: Any, outputs: dict[str, str], log_dir: Path, tasks: Path = TASKS) -> Any:
     from inspect_ai import eval as inspect_eval
 
-    [log] = inspect_eval(task, model=_model(outputs), display="none", log_dir=str(log_dir))
+    model = _model(outputs, tasks)
+    [log] = inspect_eval(task, model=model, display="none", log_dir=str(log_dir))
     assert log.status == "success", log.error
     return log
 
@@ -73,6 +84,24 @@ def test_inspect_scores_equal_evalspec_score_per_task_and_per_metric(tmp_path: P
     assert metrics["unparsed"].value == sum(r["unparsed"] for r in report["rows"])
     # The code tasks ran in evalspec's sandbox: one passing program, one failing.
     assert {rows["code_001"]["score"], rows["code_002"]["score"]} == {1.0, 0.0}
+
+
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_a_public_benchmark_slice_scores_the_same_on_inspect(tmp_path: Path, name: str) -> None:
+    # Imported from the rows as published, with the slice's realistic outputs.
+    from evalspec.integrations.inspect_adapter import task
+
+    tasks, outputs = imported_slice(name, tmp_path)
+    log = _run(task(tasks, allow_code_exec=True), outputs, tmp_path / "logs", tasks)
+    report = evalspec_report(tmp_path, outputs, tasks)
+    rows = {r["task_id"]: r for r in report["rows"]}
+    assert len(log.samples) == len(rows) >= 10
+    for sample in log.samples:
+        [score] = sample.scores.values()
+        assert score.value == rows[str(sample.id)]["score"], sample.id
+    metrics = log.results.scores[0].metrics
+    for metric, stat in report["aggregates"]["overall"].items():
+        assert metrics[metric].value == pytest.approx(stat["mean"], abs=1e-12), metric
 
 
 def test_the_samples_carry_evalspec_s_rendered_prompt(tmp_path: Path) -> None:

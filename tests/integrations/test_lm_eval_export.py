@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_runs import COMMAND, ROOT, TASKS, evalspec_report, fixture_outputs
+from harness_runs import (
+    COMMAND,
+    ROOT,
+    SLICES,
+    TASKS,
+    evalspec_report,
+    fixture_outputs,
+    imported_slice,
+)
 
 LM_EVAL_JSON = ("--predictions-format", "lm-eval", "--allow-code-exec", "--format", "json")
 
@@ -80,15 +88,13 @@ def test_the_export_refuses_what_it_cannot_keep_faithful(tmp_path: Path) -> None
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
 
 
-def _fixed_model(outputs: dict[str, str]) -> Any:
+def _fixed_model(outputs: dict[str, str], tasks: Path = TASKS) -> Any:
     from lm_eval.api.model import LM
 
     from evalspec.scoring.render import render
 
-    by_prompt = {
-        render(json.loads(t)): outputs[json.loads(t)["task_id"]]
-        for t in TASKS.read_text().splitlines()
-    }
+    rows = [json.loads(line) for line in tasks.read_text().splitlines() if line.strip()]
+    by_prompt = {render(t): outputs[t["task_id"]] for t in rows}
 
     class Fixed(LM):  # type: ignore[misc]
         """A model that answers each rendered prompt with its fixed output."""
@@ -149,6 +155,27 @@ def test_lm_eval_runs_the_export_with_evalspec_s_scores(tmp_path: Path) -> None:
     again = json.loads(rescored.stdout)
     assert again["rows"] == report["rows"]
     assert again["aggregates"] == report["aggregates"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_a_public_benchmark_slice_scores_the_same_on_lm_eval(tmp_path: Path, name: str) -> None:
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    tasks, outputs = imported_slice(name, tmp_path)
+    out = tmp_path / "lm"
+    assert _export(tasks, "--output", out, "--allow-code-exec").returncode == 0
+    results = simple_evaluate(
+        model=_fixed_model(outputs, tasks),
+        tasks=[name],
+        task_manager=TaskManager(include_path=str(out)),
+    )
+    assert results is not None
+    report = evalspec_report(tmp_path, outputs, tasks)
+    for metric, stat in report["aggregates"]["overall"].items():
+        got = results["results"][name][f"{metric},none"]
+        assert got == pytest.approx(stat["mean"], abs=1e-12), metric
 
 
 @pytest.mark.slow
