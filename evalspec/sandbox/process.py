@@ -349,20 +349,23 @@ def _clean_up(
     """
     found: list[Leftovers] = []
 
-    def step(action: Callable[[], Leftovers | object], what: str) -> None:
+    def step(action: Callable[[], Leftovers | object], what: str) -> object:
         try:
             outcome = action()
         except (OSError, ValueError) as exc:
             found.append(Leftovers(1, f"{what} failed ({exc})"))
-            return
+            return None
         if isinstance(outcome, Leftovers) and outcome:
             found.append(outcome)
+        return outcome
 
-    if group is not None:
-        step(group.remove, "removing the run's cgroups")  # every process of the run
+    # Every process of the run: when its groups are gone, none is left
+    # anywhere, and the uid's /proc scan below is not needed.
+    emptied = group is not None and step(group.remove, "removing the run's cgroups") is True
     if lease is not None:
-        # First: nothing of the uid may change the tree while it is removed.
-        step(lambda: uids.kill_uid(lease.uid), "killing the run's uid")
+        if not emptied:
+            # First: nothing of the uid may change the tree while it is removed.
+            step(lambda: uids.kill_uid(lease.uid), "killing the run's uid")
         if not plan.jail:  # in the jail it could write only its own tmpfs
             step(lambda: uids.remove_owned_files(lease.uid), "removing the uid's files")
     if base is not None:
@@ -554,7 +557,8 @@ def _follow(
     timed_out = _pump(proc, sinks, started + limits.wall_seconds, stop_first=plan.mode != "ns")
     proc.stdout.close()
     proc.stderr.close()
-    if plan.mode != "ns":
+    if plan.mode != "ns" and group is None:
+        # (With a cgroup, its removal after the run kills every one of them.)
         _sweep(inodes)
     duration = time.monotonic() - started
     verdict, detail = _classify(proc.returncode, status, timed_out, limits)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import select
@@ -245,5 +246,8 @@ def main(sources: dict[str, str], control_fd: int) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    # What is loaded now is never collected: a run's collections then leave
+    # these pages shared with this process instead of copying them (faster forks).
+    gc.freeze()
     _send(control, ["ready", os.getpid()])
     serve(control, driver, jail)
