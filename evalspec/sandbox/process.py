@@ -235,15 +235,21 @@ def execute(
     if not _uses_slot(plan):
         return _execute(plan, source, limits, job, nonce, started, trust_custom_types, None)
     key = (plan.tier, plan.python, plan.per_run_uid, plan.jail)
-    try:
-        with slots.slot(
-            key, plan.python, dict(BASE_ENV), _sources, per_run_uid=plan.per_run_uid
-        ) as held:
-            return _execute(plan, source, limits, job, nonce, started, trust_custom_types, held)
-    except uids.UidLeaseError as exc:
-        return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
-    except (slots.SlotError, OSError) as exc:
-        return _error(plan, started, f"cannot start the sandbox: {exc}")
+    for attempt in range(2):
+        try:
+            with slots.slot(
+                key, plan.python, dict(BASE_ENV), _sources, per_run_uid=plan.per_run_uid
+            ) as held:
+                return _execute(plan, source, limits, job, nonce, started, trust_custom_types, held)
+        except uids.UidLeaseError as exc:
+            return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
+        except (slots.SlotError, OSError) as exc:
+            # A slot whose zygote died while idle (killed, or at rlimits-only by a
+            # program of the same uid) forked nothing: once, a fresh slot does.
+            if attempt == 0 and isinstance(exc, slots.SlotLost):
+                continue
+            return _error(plan, started, f"cannot start the sandbox: {exc}")
+    raise AssertionError("not reached")
 
 
 def _execute(
@@ -260,6 +266,7 @@ def _execute(
     lease: uids.Lease | None = held.lease if held is not None else None
     base: str | None = None
     group: cgroups.RunGroup | None = None
+    result: RunResult | None = None
     try:
         # Each resource is recorded for cleanup before a stop may interrupt.
         with interrupt.shielded():
@@ -285,8 +292,10 @@ def _execute(
     finally:
         with interrupt.shielded():
             left = _clean_up(plan, base, lease, group, keep_lease=held is not None)
-            if left and held is not None:
-                held.broken = True  # not reused: closing it releases (and scrubs) its uid
+            if held is not None and (left or result is None or result.status == "sandbox_error"):
+                # Not reused: closing it releases (and scrubs) its uid, and a
+                # fault of the machine is not carried into the next run.
+                held.broken = True
     if left:
         result = attrs.evolve(result, detail=f"{result.detail}; cleanup: {left.describe()}")
     return result
@@ -444,6 +453,8 @@ def _launch(
         except (OSError, subprocess.SubprocessError, ValueError, slots.SlotError) as exc:
             os.close(status_r)
             os.close(status_w)
+            if isinstance(exc, slots.SlotLost):
+                raise  # nothing was forked: execute() tries a fresh slot
             return _error(plan, started, f"cannot start the sandbox: {exc}")
         os.close(status_w)
         interrupt.register(proc, lease.uid if lease is not None else None, group)

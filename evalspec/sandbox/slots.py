@@ -54,6 +54,10 @@ class SlotError(SandboxError):
     """A worker slot's zygote could not be started or stopped answering."""
 
 
+class SlotLost(SlotError):
+    """A slot's zygote was gone before it forked the run (nothing of the run started)."""
+
+
 @attrs.define(eq=False)
 class Slot:
     """One zygote process and its control socket, used by one run at a time."""
@@ -71,7 +75,7 @@ class Slot:
 
         ``ends`` are the harness's ends of stdin, stdout and stderr, which the
         returned run owns (closed with it). Raises :class:`SlotError` if the
-        zygote does not fork it.
+        zygote does not fork it (:class:`SlotLost` when it is gone).
         """
         try:
             self.control.sendmsg(
@@ -81,7 +85,7 @@ class Slot:
             reply = self.receive(_REPLY_SECONDS)
         except (OSError, ValueError, SlotError) as exc:
             self.broken = True
-            raise SlotError(f"the worker slot's interpreter did not fork the run: {exc}") from None
+            raise SlotLost(f"the worker slot's interpreter did not fork the run: {exc}") from None
         if reply[0] != "started" or len(reply) != 2 or type(reply[1]) is not int:
             self.broken = reply[0] != "error"
             raise SlotError(f"the worker slot's interpreter did not fork the run: {reply}")
@@ -279,6 +283,12 @@ def _discard(held: Slot) -> None:
             if held in idle:
                 idle.remove(held)
     held.close()
+
+
+def idle_slots() -> list[Slot]:
+    """The slots no run is using now (for inspection: their zygotes' pids, leases)."""
+    with _lock:
+        return [held for idle in _idle.values() for held in idle]
 
 
 @atexit.register
