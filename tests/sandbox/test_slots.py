@@ -228,3 +228,68 @@ def test_slots_end_with_the_harness(tier: str) -> None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again
             finally:
                 os.close(fd)
+
+
+KILLED_HARNESS = """
+import sys
+sys.path.insert(0, {tests!r})
+from sandbox_tiers import sandbox_at
+from evalspec.sandbox import Limits, slots
+box = sandbox_at({tier!r}, Limits(cpu_seconds=60, wall_seconds=120.0))
+assert box.run("x = 1\\n", "pass").passed
+print(*(held.process.pid for held in slots.idle_slots()), flush=True)
+box.run({program!r}, "pass")
+"""
+
+NAMED_SLEEPER = """
+import ctypes, time
+ctypes.CDLL(None).prctl(15, {name!r}.encode(), 0, 0, 0)  # PR_SET_NAME
+time.sleep(120)
+"""
+
+
+def _named(name: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/comm") as fh:
+                    if fh.read().strip() == name:
+                        found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_a_run_in_flight_ends_when_its_harness_is_killed(tier: str) -> None:
+    # SIGKILL leaves the harness no chance to clean up: the zygote sees its
+    # control socket close and kills the run it was following, then exits.
+    name = "sl" + uuid.uuid4().hex[:13]
+    script = KILLED_HARNESS.format(
+        tests=str(Path(__file__).parent), tier=tier, program=NAMED_SLEEPER.format(name=name)
+    )
+    harness = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert harness.stdout is not None
+        zygotes = [int(pid) for pid in harness.stdout.readline().split()]
+        assert zygotes
+        until = time.monotonic() + 60
+        while not _named(name) and time.monotonic() < until:
+            time.sleep(0.05)
+        assert _named(name), "the sleeping program never started"
+    finally:
+        harness.kill()
+        harness.wait()
+    until = time.monotonic() + 10
+    while (_named(name) or any(os.path.exists(f"/proc/{z}") for z in zygotes)) and (
+        time.monotonic() < until
+    ):
+        time.sleep(0.05)
+    assert _named(name) == [], "the run outlived its killed harness"
+    assert not [z for z in zygotes if os.path.exists(f"/proc/{z}")]
