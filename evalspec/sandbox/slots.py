@@ -291,6 +291,21 @@ def idle_slots() -> list[Slot]:
         return [held for idle in _idle.values() for held in idle]
 
 
+def _forget_after_fork() -> None:
+    """In a forked child of the harness: the parent's slots are the parent's.
+
+    Their sockets are shared with it, so using one here would interleave two
+    processes' runs on one zygote; the child starts slots of its own.
+    """
+    global _lock
+    _lock = threading.Lock()
+    _idle.clear()
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 @atexit.register
 def close_all() -> None:
     """End every slot (their zygotes, and the uids they hold)."""

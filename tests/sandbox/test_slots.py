@@ -293,3 +293,21 @@ def test_a_run_in_flight_ends_when_its_harness_is_killed(tier: str) -> None:
         time.sleep(0.05)
     assert _named(name) == [], "the run outlived its killed harness"
     assert not [z for z in zygotes if os.path.exists(f"/proc/{z}")]
+
+
+def test_a_forked_harness_child_does_not_share_its_parents_slots() -> None:
+    # Two processes writing one zygote's socket would interleave their runs.
+    box = sandbox_at(AVAILABLE[0], LIMITS)
+    assert box.run(SOLUTION, TEST).passed
+    assert slots.idle_slots()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(write, str(len(slots.idle_slots())).encode())
+        os._exit(0)
+    os.close(write)
+    seen = os.read(read, 16)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert seen == b"0"
+    assert slots.idle_slots()  # the parent keeps its own
