@@ -183,7 +183,8 @@ def test_a_killed_zygote_is_replaced(tier: str) -> None:
     for _ in range(3):
         result = box.run(SOLUTION, TEST)
         assert result.passed, result
-    assert not _idle_zygotes(box) & killed
+    # A fresh zygote ran them (killed ones not used yet may still be listed).
+    assert _idle_zygotes(box) - killed
 
 
 HARNESS = """
