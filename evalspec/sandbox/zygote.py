@@ -134,6 +134,8 @@ def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> Non
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
             _check_reachable()
+        # Not the zygote's session keyring (every run of the slot would share it).
+        jail.isolate_keyrings(clear_user=ids is not None)
         driver.main(argv)
     except BaseException as exc:  # anything here is the sandbox's fault
         _fail(f"run setup failed: {type(exc).__name__}: {exc}")

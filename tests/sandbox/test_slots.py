@@ -312,3 +312,55 @@ def test_a_forked_harness_child_does_not_share_its_parents_slots() -> None:
     os.waitpid(pid, 0)
     assert seen == b"0"
     assert slots.idle_slots()  # the parent keeps its own
+
+
+KEYS = """
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY = {{"x86_64": 248, "aarch64": 217}}[platform.machine()]
+KEYCTL = {{"x86_64": 250, "aarch64": 219}}[platform.machine()]
+T = {token!r}
+RINGS = {rings!r}
+if {leave!r}:
+    for ring in RINGS:
+        name = f"{{T}}{{ring}}".encode()
+        assert libc.syscall(ADD_KEY, b"user", name, b"left", 4, ring) > 0, ring
+found = []
+for ring in RINGS:
+    for kept in RINGS:
+        name = f"{{T}}{{kept}}".encode()
+        if libc.syscall(KEYCTL, 10, ring, b"user", name, 0) >= 0:  # KEYCTL_SEARCH
+            found.append(f"{{kept}}@{{ring}}")
+print("found", *found)
+"""
+
+
+def _harness_has_key(name: str) -> bool:
+    import ctypes
+    import platform
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl = {"x86_64": 250, "aarch64": 219}[platform.machine()]
+    return bool(libc.syscall(keyctl, 10, -3, b"user", name.encode(), 0) >= 0)
+
+
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_a_key_left_in_the_kernel_keyrings_reaches_no_later_run(tier: str) -> None:
+    # Keys outlive processes: in the session keyring a run inherits (the zygote's,
+    # so every later run of the slot; or the harness's), or in the user keyrings
+    # of a uid the slot keeps. rlimits-only shares the harness's uid, so only its
+    # session keyring is the run's own there (docs/sandbox.md).
+    rings = (-3,) if tier == "rlimits-only" else (-3, -4, -5)  # session, user, user session
+    box = sandbox_at(tier, LIMITS)
+    assert box.run(SOLUTION, TEST).passed
+    before = _idle_zygotes(box)
+    token = "key" + uuid.uuid4().hex[:20]
+    first = box.run(KEYS.format(token=token, rings=rings, leave=True), "pass")
+    assert first.passed, first
+    # The first run sees its own keys: the probe works.
+    assert {f"{r}@{r}" for r in rings} <= set(first.stdout.split()[1:]), first.stdout
+    second = box.run(KEYS.format(token=token, rings=rings, leave=False), "pass")
+    assert second.passed, second
+    assert _idle_zygotes(box) == before  # the same slot ran both
+    assert second.stdout.split() == ["found"], second.stdout
+    assert not _harness_has_key(f"{token}-3")
