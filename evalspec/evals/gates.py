@@ -39,6 +39,7 @@ import attrs
 
 from evalspec.errors import EvalspecError
 from evalspec.evals.yamlfile import YamlSyntaxError, load_mapping
+from evalspec.io.wording import one_line
 from evalspec.scoring.passatk import parse_name
 
 REPORT_SCHEMA = "evalspec/score-report"
@@ -417,6 +418,11 @@ def tally(verdicts: Sequence[Verdict]) -> str:
     return f"{len(verdicts) - failed - skipped} passed, {skipped} skipped, {failed} failed"
 
 
+def _cell(text: str) -> str:
+    """``text`` for a Markdown table cell: control characters escaped, pipes too."""
+    return one_line(text).replace("|", "\\|")
+
+
 def to_markdown(verdicts: Sequence[Verdict]) -> str:
     """A gate summary for a pull request or a CI job summary."""
     head = f"**Gate checks: {tally(verdicts)}**"
@@ -430,7 +436,7 @@ def to_markdown(verdicts: Sequence[Verdict]) -> str:
     ]
     for v in verdicts:
         mark = {True: "pass", False: "**FAIL**", None: "not checked"}[v.passed]
-        lines.append(f"| {mark} | `{v.gate.name}` | {v.check} | {v.message} |")
+        lines.append(f"| {mark} | `{_cell(v.gate.name)}` | {v.check} | {_cell(v.message)} |")
     return "\n".join(lines) + "\n"
 
 

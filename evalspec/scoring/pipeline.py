@@ -42,6 +42,9 @@ class ScoreOptions:
     seed: int = 0
     bootstrap: int = DEFAULT_RESAMPLES
     dataset: str | None = None
+    labels: tuple[str, ...] | None = None
+    """The metadata keys to group by (the layout's declared labels); ``None``: the
+    report's bounded set of low-cardinality keys."""
 
 
 @attrs.frozen(slots=True)
@@ -186,6 +189,7 @@ def score_inputs(
         notes=notes,
         pass_at=pass_at,
         executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+        labels=options.labels,
     )
     return ScoreOutcome(
         EXIT_PROBLEMS if predictions.problems or not validation.validated else EXIT_OK, report

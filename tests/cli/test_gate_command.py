@@ -156,3 +156,28 @@ def test_json_prints_nothing_on_standard_output_for_a_bad_config(tmp_path: Path)
     r = run("gate", "new.json", "--config", "red.yaml", "--format", "json", cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.splitlines()[-1].startswith("evalspec: error:")
+
+
+def test_text_and_markdown_escape_control_characters_from_config_and_reports(
+    tmp_path: Path,
+) -> None:
+    name = "ma\x1bM\x07in"  # ESC M moves the cursor up a line; BEL rings
+    (tmp_path / "new.json").write_text(json.dumps(_report(name, 0.70)))
+    (tmp_path / "red.yaml").write_text('gates:\n  "ma\\eM\\ain":\n    exact_match: {min: 0.5}\n')
+    r = run(
+        "gate",
+        "new.json",
+        "--config",
+        "red.yaml",
+        "--markdown",
+        "g.md",
+        "--color",
+        "never",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\\u001bM\\u0007in" in r.stdout
+    markdown = (tmp_path / "g.md").read_text()
+    assert "\x1b" not in markdown and "\\u001b" in markdown
+    code, doc, _ = _json("new.json", "--config", "red.yaml", cwd=tmp_path)
+    assert (code, doc["checks"][0]["dataset"]) == (0, name)  # JSON keeps the name as is

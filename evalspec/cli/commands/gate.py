@@ -12,7 +12,7 @@ from typing import Any
 from evalspec.cli.inputs import STDIN, STDIN_NAME, stdin_binary
 from evalspec.cli.options import add_color, add_quiet
 from evalspec.io.terminal import Painter
-from evalspec.io.wording import counted
+from evalspec.io.wording import counted, one_line
 
 
 def add_parser(sub: Any) -> None:
@@ -118,7 +118,10 @@ def _print_text(
         if args.quiet and v.passed is not False:
             continue
         mark, colour = marks[v.passed]
-        print(f"{paint(mark, colour, 'bold')}  {v.gate.name}: {v.check}: {v.message}")
+        # Names come from the config and the reports: a control character in one
+        # shows escaped, so it can neither split the line nor draw on a terminal.
+        shown = f"{one_line(v.gate.name)}: {v.check}: {one_line(v.message)}"
+        print(f"{paint(mark, colour, 'bold')}  {shown}")
     if args.quiet:
         return
     for name in uncovered:

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import functools
 import sys
+from pathlib import Path
 from typing import Any
 
 from evalspec.cli.inputs import STDIN, input_name, not_jsonl_hint, stdin_binary
@@ -198,6 +199,13 @@ def _progress(done: int, total: int) -> None:
     print(f"\revalspec: scored {done}/{total} [{bar}]", end=end, file=sys.stderr, flush=True)
 
 
+def _declared_labels(tasks: str) -> tuple[str, ...] | None:
+    """The labels the layout holding the tasks file (or the one here) declares."""
+    from evalspec.evals.labels import declared_label_keys
+
+    return declared_label_keys(Path.cwd() if tasks == STDIN else Path(tasks))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.executor == "ray":
         from evalspec.cluster.ray import import_ray
@@ -244,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bootstrap=args.bootstrap,
             dataset=args.dataset,
+            labels=_declared_labels(args.tasks),
         ),
         say=_say,
         progress=_progress if sys.stderr.isatty() else None,
