@@ -59,7 +59,8 @@ def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]
     the link itself survives the rewrite.
 
     :raises UnsafePathError: a parent directory or the file is a symlink
-        that resolves outside ``root``.
+        that resolves outside ``root``, or the path (spelled so or through a
+        symlink) lands inside ``root``'s git directory.
     """
     absolute = os.path.abspath(path)
     parent = os.path.realpath(os.path.dirname(absolute))
@@ -76,6 +77,15 @@ def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]
         if not inside(root_real, target):
             raise UnsafePathError(
                 f"refusing to write {path}: it is a symlink to {target}, outside {root}"
+            )
+        # Inside the repository but in its git directory (``reports -> .git``, or
+        # ``../.git`` from a subdirectory): a hook or the config written there runs
+        # or decides at the next git command. evalspec writes nothing there this way.
+        git_dir = _git_dir(Path(root_real))
+        if git_dir is not None and inside(os.path.realpath(git_dir), target):
+            raise UnsafePathError(
+                f"refusing to write {path}: it lands on {target}, inside the repository's "
+                "git directory"
             )
     return Path(target)
 
