@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -162,9 +163,17 @@ def _read(path: str) -> bytes | None:
     limit = max_line_bytes()
     parts: list[bytes] = []
     run = 0  # bytes since the last line break: a file without them must not fill memory
+    from evalspec.io.repository import OutsideRootError, open_for_reading, repository_of
+
     try:
         with contextlib.ExitStack() as stack:
-            f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
+            # Opened once and checked on the descriptor: a task file inside the
+            # repository that a symlink sends out (or that is swapped for one) is refused.
+            f = (
+                stdin_binary()
+                if path == STDIN
+                else stack.enter_context(open_for_reading(path, repository_of(os.getcwd())))
+            )
             while chunk := f.read(1 << 20):
                 parts.append(chunk)
                 cut = chunk.rfind(b"\n")
@@ -175,6 +184,12 @@ def _read(path: str) -> bytes | None:
                         file=sys.stderr,
                     )
                     return None
+    except OutsideRootError as exc:
+        print(
+            f"evalspec: error: refusing to read {one_line(input_name(path))}: {one_line(str(exc))}",
+            file=sys.stderr,
+        )
+        return None
     except OSError as exc:
         reason = exc.strerror or exc
         print(
