@@ -150,6 +150,7 @@ def build_report(
     pass_at: Sequence[int] | None = None,
     executor: Mapping[str, Any] | None = None,
     labels: Sequence[str] | None = None,
+    predictions_format: str = "evalspec",
 ) -> dict[str, Any]:
     """The report of one scoring run as a JSON-ready dict (schema version 2).
 
@@ -168,6 +169,8 @@ def build_report(
         (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
     :param labels: the metadata keys to group by (the layout's declared labels);
         default: the low-cardinality keys :func:`label_keys` picks.
+    :param predictions_format: what the predictions file was (``evalspec``, or
+        the harness run log it was read from: ``lm-eval``, ``inspect``).
     :raises ValueError: ``tasks`` and ``scores`` do not describe the same tasks.
     :raises PassAtKError: a ``k`` above the samples of a predicted binary task.
     """
@@ -252,6 +255,7 @@ def build_report(
             "spec_version": reg.version,
             "tasks_sha256": tasks_sha256,
             "predictions_sha256": predictions_sha256,
+            "predictions_format": predictions_format,
             "evalspec_version": __version__,
             "plugins": {name: reg.plugins[name] for name in sorted(reg.plugins)},
             "reference_packages": {p: _package_version(p) for p in reference_packages(reg)},
