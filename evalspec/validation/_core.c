@@ -369,6 +369,290 @@ static PyObject *unique_keys_colliding(PyObject *self, PyObject *const *args, Py
     return unique_keys_impl(args, nargs, 1, "unique_keys_colliding");
 }
 
+
+/* -- DigestTable: task ids as fixed-size digests ------------------------------------
+ *
+ * The validator's table of task ids, 16 bytes a slot: the first line that used
+ * an id and that line's byte offset, with 32 bits of the id's digest kept in the
+ * top 16 bits of each (lines and offsets stay below 2**48). Open addressing,
+ * linear probing, at most 3/4 full. A digest match is only a candidate: the caller
+ * re-reads the first line at its offset and compares the real ids (an exact
+ * verdict), inserting the id with insert() when they differ.
+ */
+
+#define LOW48 ((((uint64_t)1) << 48) - 1)
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t *slots; /* 2 words a slot: line | tag_hi << 48, offset | tag_lo << 48 */
+    size_t mask;     /* slots - 1 (a power of two) */
+    size_t used;
+    uint32_t weak;   /* keep only the low `weak` bits of a digest (tests: collisions) */
+} DigestTable;
+
+static uint32_t mix32(uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x7feb352dU;
+    h ^= h >> 15;
+    h *= 0x846ca68bU;
+    h ^= h >> 16;
+    return h;
+}
+
+/* The 32-bit digest of a str, from its UTF-8 bytes (lone surrogates encoded as
+ * themselves, "surrogatepass"): the same in every process. -1 on error. */
+static int64_t id_digest(DigestTable *t, PyObject *id) {
+    Py_ssize_t n;
+    const char *bytes;
+    PyObject *encoded = NULL;
+    uint64_t h;
+    if (!PyUnicode_Check(id)) {
+        PyErr_SetString(PyExc_TypeError, "task ids must be str");
+        return -1;
+    }
+    bytes = PyUnicode_AsUTF8AndSize(id, &n);
+    if (bytes == NULL) {
+        PyErr_Clear();
+        encoded = PyUnicode_AsEncodedString(id, "utf-8", "surrogatepass");
+        if (encoded == NULL)
+            return -1;
+        bytes = PyBytes_AS_STRING(encoded);
+        n = PyBytes_GET_SIZE(encoded);
+    }
+    h = hash_bytes((const unsigned char *)bytes, (size_t)n);
+    Py_XDECREF(encoded);
+    h = (uint32_t)(h ^ (h >> 32));
+    if (t->weak < 32)
+        h &= (((uint64_t)1) << t->weak) - 1;
+    return (int64_t)h;
+}
+
+static uint32_t slot_tag(const uint64_t *slot) {
+    return (uint32_t)(((slot[0] >> 48) << 16) | (slot[1] >> 48));
+}
+
+static int table_resize(DigestTable *t, size_t n_slots) {
+    uint64_t *old = t->slots, *fresh;
+    size_t old_n = t->slots ? t->mask + 1 : 0, i;
+    if (n_slots > ((size_t)-1) / 16 || n_slots > (((size_t)1) << 32))
+        return 0;
+    fresh = calloc(n_slots, 2 * sizeof(uint64_t));
+    if (fresh == NULL)
+        return 0;
+    t->slots = fresh;
+    t->mask = n_slots - 1;
+    for (i = 0; i < old_n; i++) {
+        const uint64_t *slot = old + 2 * i;
+        size_t at;
+        if (slot[0] == 0)
+            continue;
+        at = mix32(slot_tag(slot)) & t->mask;
+        while (t->slots[2 * at] != 0)
+            at = (at + 1) & t->mask;
+        t->slots[2 * at] = slot[0];
+        t->slots[2 * at + 1] = slot[1];
+    }
+    free(old);
+    return 1;
+}
+
+/* Whether an entry with this digest is present. */
+static int table_has(DigestTable *t, uint32_t tag) {
+    size_t at = mix32(tag) & t->mask;
+    while (t->slots[2 * at] != 0) {
+        if (slot_tag(t->slots + 2 * at) == tag)
+            return 1;
+        at = (at + 1) & t->mask;
+    }
+    return 0;
+}
+
+static int table_put(DigestTable *t, uint32_t tag, long long line, long long offset) {
+    size_t at;
+    if (line <= 0 || offset < 0 || (uint64_t)line > LOW48 || (uint64_t)offset > LOW48) {
+        PyErr_SetString(PyExc_OverflowError, "line numbers 1 to 2**48-1, offsets 0 to 2**48-1");
+        return 0;
+    }
+    if ((t->used + 1) * 4 > (t->mask + 1) * 3 && !table_resize(t, 2 * (t->mask + 1))) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    at = mix32(tag) & t->mask;
+    while (t->slots[2 * at] != 0)
+        at = (at + 1) & t->mask;
+    t->slots[2 * at] = (uint64_t)line | ((uint64_t)(tag >> 16) << 48);
+    t->slots[2 * at + 1] = (uint64_t)offset | ((uint64_t)(tag & 0xFFFF) << 48);
+    t->used++;
+    return 1;
+}
+
+static int get_int64s(PyObject *obj, Py_buffer *view, Py_ssize_t n, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return 0;
+    if (view->itemsize != 8 || view->format == NULL ||
+        (strcmp(view->format, "q") != 0 && strcmp(view->format, "l") != 0) ||
+        view->len / 8 != n) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: an array('q') of one number per id", what);
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *DigestTable_add(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *ids, *candidates;
+    Py_buffer lines, offsets;
+    Py_ssize_t n, i;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "add(ids, lines, offsets) takes 3 arguments");
+        return NULL;
+    }
+    ids = args[0];
+    if (!PyList_Check(ids)) {
+        PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
+        return NULL;
+    }
+    n = PyList_GET_SIZE(ids);
+    if (!get_int64s(args[1], &lines, n, "lines"))
+        return NULL;
+    if (!get_int64s(args[2], &offsets, n, "offsets")) {
+        PyBuffer_Release(&lines);
+        return NULL;
+    }
+    candidates = PyList_New(0);
+    for (i = 0; candidates != NULL && i < n && i < PyList_GET_SIZE(ids); i++) {
+        int64_t digest = id_digest(t, PyList_GET_ITEM(ids, i));
+        if (digest < 0) {
+            Py_CLEAR(candidates);
+            break;
+        }
+        if (table_has(t, (uint32_t)digest)) {
+            PyObject *pos = PyLong_FromSsize_t(i);
+            if (pos == NULL || PyList_Append(candidates, pos) < 0)
+                Py_CLEAR(candidates);
+            Py_XDECREF(pos);
+        } else if (!table_put(t, (uint32_t)digest, ((const long long *)lines.buf)[i],
+                              ((const long long *)offsets.buf)[i])) {
+            Py_CLEAR(candidates);
+        }
+    }
+    PyBuffer_Release(&lines);
+    PyBuffer_Release(&offsets);
+    return candidates;
+}
+
+static PyObject *DigestTable_find(DigestTable *t, PyObject *id) {
+    int64_t digest = id_digest(t, id);
+    PyObject *found;
+    size_t at;
+    if (digest < 0)
+        return NULL;
+    found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    at = mix32((uint32_t)digest) & t->mask;
+    while (t->slots[2 * at] != 0) {
+        const uint64_t *slot = t->slots + 2 * at;
+        if (slot_tag(slot) == (uint32_t)digest) {
+            PyObject *pair = Py_BuildValue("(KK)", (unsigned long long)(slot[0] & LOW48),
+                                           (unsigned long long)(slot[1] & LOW48));
+            if (pair == NULL || PyList_Append(found, pair) < 0) {
+                Py_XDECREF(pair);
+                Py_DECREF(found);
+                return NULL;
+            }
+            Py_DECREF(pair);
+        }
+        at = (at + 1) & t->mask;
+    }
+    return found;
+}
+
+static PyObject *DigestTable_insert(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t digest;
+    long long line, offset;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "insert(task_id, line, offset) takes 3 arguments");
+        return NULL;
+    }
+    digest = id_digest(t, args[0]);
+    if (digest < 0)
+        return NULL;
+    line = PyLong_AsLongLong(args[1]);
+    if (line == -1 && PyErr_Occurred())
+        return NULL;
+    offset = PyLong_AsLongLong(args[2]);
+    if (offset == -1 && PyErr_Occurred())
+        return NULL;
+    if (!table_put(t, (uint32_t)digest, line, offset))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *DigestTable_nbytes(DigestTable *t, void *closure) {
+    (void)closure;
+    return PyLong_FromSize_t((t->mask + 1) * 2 * sizeof(uint64_t));
+}
+
+static Py_ssize_t DigestTable_len(DigestTable *t) { return (Py_ssize_t)t->used; }
+
+static PyObject *DigestTable_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"weak_bits", NULL};
+    unsigned int weak = 32;
+    DigestTable *t;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$I", names, &weak))
+        return NULL;
+    if (weak == 0 || weak > 32) {
+        PyErr_SetString(PyExc_ValueError, "weak_bits: 1 to 32");
+        return NULL;
+    }
+    t = (DigestTable *)type->tp_alloc(type, 0);
+    if (t == NULL)
+        return NULL;
+    t->weak = weak;
+    t->slots = NULL;
+    t->used = 0;
+    if (!table_resize(t, 1024)) {
+        Py_DECREF(t);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)t;
+}
+
+static void DigestTable_dealloc(DigestTable *t) {
+    free(t->slots);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static PyMethodDef DigestTable_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))DigestTable_add, METH_FASTCALL,
+     "add(ids, lines, offsets, /)\n--\n\n"
+     "Insert each id (a list of str; lines and offsets: array('q')) whose digest is\n"
+     "new; return the positions of the others, in order (candidates to decide)."},
+    {"find", (PyCFunction)DigestTable_find, METH_O,
+     "find(task_id, /)\n--\n\n(line, offset) of every entry whose digest is task_id's."},
+    {"insert", (PyCFunction)(void (*)(void))DigestTable_insert, METH_FASTCALL,
+     "insert(task_id, line, offset, /)\n--\n\nInsert an id whose digest is not new."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef DigestTable_getset[] = {
+    {"nbytes", (getter)DigestTable_nbytes, NULL, "bytes of the slots", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PySequenceMethods DigestTable_sequence = {.sq_length = (lenfunc)DigestTable_len};
+
+static PyTypeObject DigestTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evalspec.validation._core.DigestTable",
+    .tp_basicsize = sizeof(DigestTable),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Task ids as 32-bit digests with their first line and offset.",
+    .tp_new = DigestTable_new,
+    .tp_dealloc = (destructor)DigestTable_dealloc,
+    .tp_methods = DigestTable_methods,
+    .tp_getset = DigestTable_getset,
+    .tp_as_sequence = &DigestTable_sequence,
+};
+
 static PyMethodDef core_methods[] = {
     {"unique_keys", (PyCFunction)(void (*)(void))unique_keys, METH_FASTCALL,
      "unique_keys(data, max_depth, /)\n--\n\n"
@@ -385,4 +669,18 @@ static struct PyModuleDef core_module = {
     "The validator's compiled core: the repeated-key proof in one pass over the raw bytes.", -1,
     core_methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__core(void) { return PyModule_Create(&core_module); }
+PyMODINIT_FUNC PyInit__core(void) {
+    PyObject *module;
+    if (PyType_Ready(&DigestTableType) < 0)
+        return NULL;
+    module = PyModule_Create(&core_module);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&DigestTableType);
+    if (PyModule_AddObject(module, "DigestTable", (PyObject *)&DigestTableType) < 0) {
+        Py_DECREF(&DigestTableType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
