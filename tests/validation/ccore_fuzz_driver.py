@@ -1,4 +1,4 @@
-"""Fuzz the compiled core under the sanitizers (run by test_ccore_fuzz.py, in its own process).
+"""Fuzz the compiled core under the sanitizers (run by test_ccore_build.py, in its own process).
 
     python ccore_fuzz_driver.py SEEDS_FILE SECONDS
 
@@ -9,8 +9,9 @@ walks away from the seeds), and documents written by ``ccore_cases.write``
 (repeated keys, escapes of every kind) drawn by hypothesis. Every input goes
 through ``unique_keys`` and ``unique_keys_colliding`` (every hash equal), and
 whenever the standard library reads it as JSON, both answers must be its answer.
-A sanitizer finding ends the process with the sanitizer's exit code; a
-disagreement raises. Prints one line of counts.
+Then the digest table, held to a dict on random ids. A sanitizer finding ends
+the process with the sanitizer's exit code; a disagreement raises. Prints one
+line of counts.
 """
 
 from __future__ import annotations
@@ -42,6 +43,37 @@ def check(raw: bytes, counts: dict[str, int]) -> bool:
     return True
 
 
+def tables(rng: random.Random, counts: dict[str, int]) -> None:
+    """The digest table under the sanitizers: random ids (surrogates, empty, long)
+    in batches, with digests of 1 to 32 bits, held to a dict of first lines."""
+    from array import array
+
+    alphabet = ["a", "b", "\ud800", "\U0001f600", "\x00", "é"]
+    for round_ in range(60):
+        table = _core.DigestTable(weak_bits=rng.choice([1, 2, 8, 32]))
+        first: dict[str, int] = {}
+        line = 0
+        for _ in range(rng.randint(1, 6)):
+            batch = [
+                "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3 + round_)))
+                for _ in range(rng.randint(0, 400))
+            ]
+            lines = array("q", range(line + 1, line + 1 + len(batch)))
+            line += len(batch)
+            candidates = set(table.add(batch, lines, array("q", (n * 7 for n in lines))))
+            for pos, task_id in enumerate(batch):
+                if task_id in first:
+                    assert pos in candidates, (task_id, first[task_id])
+                    assert (first[task_id], 7 * first[task_id]) in table.find(task_id)
+                elif pos in candidates:
+                    table.insert(task_id, lines[pos], 7 * lines[pos])
+                    first[task_id] = lines[pos]
+                else:
+                    first[task_id] = lines[pos]
+            assert len(table) == len(first)
+            counts["table_ids"] += len(batch)
+
+
 def main() -> None:
     seeds_file, seconds = sys.argv[1], float(sys.argv[2])
     with open(seeds_file, "rb") as f:
@@ -49,7 +81,7 @@ def main() -> None:
     assert _core.__file__ is not None and "site-packages" not in _core.__file__
     with open("/proc/self/maps") as maps:
         assert "libasan" in maps.read(), "not run under AddressSanitizer"
-    counts = {"inputs": 0, "json": 0, "repeated": 0}
+    counts = {"inputs": 0, "json": 0, "repeated": 0, "table_ids": 0}
     rng = random.Random(2025)
     deadline = time.monotonic() + seconds
     for raw in seeds:
@@ -73,6 +105,7 @@ def main() -> None:
 
     while time.monotonic() < deadline:
         generated()  # each run draws new documents
+    tables(rng, counts)
     print(" ".join(f"{k}={v}" for k, v in counts.items()))
 
 
