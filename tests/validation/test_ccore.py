@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from ccore_cases import HOSTILE, documents, mutations, reference, write
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from evalspec.validation.fast import NO_CCORE_ENV, FastPath, compiled_core
@@ -42,7 +42,6 @@ def _both(raw: bytes, max_depth: int = MAX_DEPTH) -> bool:
     return plain
 
 
-@settings(max_examples=400)
 @given(doc=documents, seed=st.integers(0, 2**32))
 def test_the_proof_is_the_standard_librarys_verdict_on_generated_json(
     doc: object, seed: int
