@@ -46,6 +46,9 @@ class ScoreOptions:
     dataset: str | None = None
     limits: Limits | None = None
     """Each sandboxed program's limits (``None``: the sandbox's defaults)."""
+    labels: tuple[str, ...] | None = None
+    """The metadata keys to group by (the layout's declared labels); ``None``: the
+    report's bounded set of low-cardinality keys."""
     predictions_format: str = "evalspec"
     id_template: str | None = None
 
@@ -204,6 +207,7 @@ def score_inputs(
         pass_at=pass_at,
         executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
         limits=attrs.asdict(sandbox.limits) if hasattr(sandbox, "limits") else None,
+        labels=options.labels,
         predictions_format=options.predictions_format,
     )
     errored = report["counts"]["sandbox_errors"]

@@ -40,6 +40,63 @@ def _label_value(value: Any) -> str | None:
     return None
 
 
+MAX_LABEL_VALUES = 20
+"""An undeclared metadata key with more distinct values than this is not a label."""
+MAX_LABELS = 16
+"""At most this many undeclared metadata keys become labels (the fewest values first)."""
+
+
+def label_keys(
+    tasks: Sequence[TaskSpec], declared: Sequence[str] | None = None
+) -> tuple[tuple[str, ...], list[str]]:
+    """The metadata keys the report groups by, sorted, and a note per key it does not.
+
+    ``declared`` (the keys of the layout's ``config/labels.yaml``) decides when
+    given: those keys and no other. Without it, a key is a label only when it
+    has low cardinality: at most :data:`MAX_LABEL_VALUES` distinct groupable
+    values, fewer than the tasks carrying it (a value per task is an id, not a
+    label) unless a single task carries it, and at most :data:`MAX_LABELS` such
+    keys, those with the fewest values first. So an ``entry_point`` or a source
+    URL in metadata never makes one group per task.
+    """
+    if declared is not None:
+        return tuple(sorted(set(declared))), []
+    values: dict[str, set[str]] = {}
+    carriers: dict[str, int] = {}
+    for task in tasks:
+        for key, value in task.metadata.items():
+            seen = values.setdefault(key, set())  # a key of lists only: noted, not grouped
+            group = _label_value(value)
+            if group is None:
+                continue
+            if len(seen) <= MAX_LABEL_VALUES:  # enough to know it is too many
+                seen.add(group)
+            carriers[key] = carriers.get(key, 0) + 1
+    notes = []
+    fit = []
+    for key in sorted(values):
+        n = len(values[key])
+        if n > MAX_LABEL_VALUES:
+            notes.append(
+                f"metadata key {key!r} has more than {MAX_LABEL_VALUES} distinct "
+                "values: not grouped as a label (declare labels in config/labels.yaml)"
+            )
+        elif n >= carriers.get(key, 0) > 1:
+            notes.append(
+                f"metadata key {key!r} has a different value on every task: not "
+                "grouped as a label (declare labels in config/labels.yaml)"
+            )
+        else:
+            fit.append(key)
+    fit.sort(key=lambda k: (len(values[k]), k))
+    for key in sorted(fit[MAX_LABELS:]):
+        notes.append(
+            f"metadata key {key!r} not grouped as a label: at most {MAX_LABELS} "
+            "undeclared keys are (declare labels in config/labels.yaml)"
+        )
+    return tuple(sorted(fit[:MAX_LABELS])), notes
+
+
 def reference_packages(registry: Registry) -> list[str]:
     """The distributions behind the registry's metrics, as the metrics declare them, sorted."""
     return sorted({p for m in registry.metrics.values() for p in m.reference_packages})
@@ -93,6 +150,7 @@ def build_report(
     pass_at: Sequence[int] | None = None,
     executor: Mapping[str, Any] | None = None,
     limits: Mapping[str, Any] | None = None,
+    labels: Sequence[str] | None = None,
     predictions_format: str = "evalspec",
 ) -> dict[str, Any]:
     """The report of one scoring run as a JSON-ready dict (schema version 2).
@@ -112,6 +170,8 @@ def build_report(
         (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
     :param limits: each sandboxed program's limits (the fields of
         :class:`evalspec.sandbox.Limits`), recorded in provenance.
+    :param labels: the metadata keys to group by (the layout's declared labels);
+        default: the low-cardinality keys :func:`label_keys` picks.
     :param predictions_format: what the predictions file was (``evalspec``, or
         the harness run log it was read from: ``lm-eval``, ``inspect``).
     :raises ValueError: ``tasks`` and ``scores`` do not describe the same tasks.
@@ -128,6 +188,8 @@ def build_report(
     ks = _pass_at_ks(pass_at, sampled, scores)
     note_list = list(notes)
     note_list.extend(_target_notes(tasks, reg))
+    keys, label_notes = label_keys(tasks, labels)
+    note_list.extend(label_notes)
 
     by_metric: dict[str, list[float]] = {}
     by_category: dict[str, list[float]] = {}
@@ -141,8 +203,10 @@ def build_report(
         values = [] if row.score is None else [row.score]
         by_metric.setdefault(row.metric, []).extend(values)
         by_category.setdefault(row.category, []).extend(values)
-        for label, value in task.metadata.items():
-            key = _label_value(value)
+        for label in keys:
+            if label not in task.metadata:
+                continue
+            key = _label_value(task.metadata[label])
             if key is None:
                 ungrouped[label] = ungrouped.get(label, 0) + 1
                 continue
@@ -250,7 +314,7 @@ def build_report(
                 t.task_id,
                 s.metric,
                 s.category,
-                _labels(t),
+                _labels(t, keys),
                 s.n,
                 s.correct,
             )
@@ -277,10 +341,10 @@ def _sandbox_error_note(errored: Sequence[TaskScore]) -> str:
     )
 
 
-def _labels(task: TaskSpec) -> tuple[tuple[str, str], ...]:
+def _labels(task: TaskSpec, keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
     out = []
-    for label, value in task.metadata.items():
-        key = _label_value(value)
+    for label in keys:
+        key = _label_value(task.metadata[label]) if label in task.metadata else None
         if key is not None:
             out.append((label, key))
     return tuple(out)
@@ -439,7 +503,10 @@ def _text(report: Mapping[str, Any]) -> str:
             f"{_score(row['score']):>7}  {_short(row['prediction'])}"
         )
         lines.extend(f"    {line}" for line in _failure_lines(row))
-    return "\n".join(lines) + "\n"
+    # Names and values come from task files and predictions: a line holding a
+    # control character (a newline in a label value, an escape sequence in a task
+    # id) is shown JSON-quoted, so it can neither split its line nor draw on a terminal.
+    return "\n".join(one_line(line) for line in lines) + "\n"
 
 
 def _score(value: float | None) -> str:
@@ -463,7 +530,9 @@ def _failure_lines(row: Mapping[str, Any]) -> list[str]:
 
 
 def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """``text`` for a Markdown table cell: a control character (a line break, an
+    escape sequence) shows JSON-escaped, a pipe cannot end the cell."""
+    return one_line(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _markdown(report: Mapping[str, Any]) -> str:
