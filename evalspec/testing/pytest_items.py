@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 
 from evalspec.errors import EvalspecError
-from evalspec.registry.build import Registry, build_registry, default_registry, project_registry
+from evalspec.registry.build import (
+    Registry,
+    build_registry,
+    project_registry,
+    registry_governing,
+)
 from evalspec.registry.project import current_project
 
 
@@ -37,7 +42,9 @@ class TaskFileItem(pytest.Item):
         lines: list[str] = []
         total = invalid = 0
         try:
-            for verdict in iter_validate(self.task_path, registry=_registry(self.spec_version)):
+            for verdict in iter_validate(
+                self.task_path, registry=_registry(self.task_path, self.spec_version)
+            ):
                 total += 1
                 invalid += not verdict.ok
                 lines.extend(format_error(shown, e) for e in verdict.errors)
@@ -77,8 +84,10 @@ class ConformanceItem(pytest.Item):
         return self.path, None, self.name
 
 
-def _registry(spec_version: int | None) -> Registry:
-    return default_registry(spec_version)
+def _registry(path: Path, spec_version: int | None) -> Registry:
+    # The project governing the file, as for `evalspec validate PATH`: pytest run from
+    # the repository root validates a layout's tasks against the layout's spec.
+    return registry_governing(path, spec_version)
 
 
 def items(

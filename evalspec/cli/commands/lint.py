@@ -30,8 +30,8 @@ def add_parser(sub: Any) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="a layout directory, a datasets directory or NAME.jsonl files "
-        "(default: the layout at or above the current directory)",
+        help="a layout directory, a datasets directory or NAME.jsonl files; a directory "
+        "outside any layout stands for the layouts below it (default: .)",
     )
     p.add_argument(
         "--format",
@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
 
 def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], list[str]]:
     """Group the PATH arguments by layout: ``[(layout, files or None for all)]``."""
-    from evalspec.evals.layout import DATASETS, Layout, find_layout
+    from evalspec.evals.layout import DATASETS, Layout, find_layout, layouts_below
 
     groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
     errors: list[str] = []
@@ -72,10 +72,14 @@ def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], lis
             continue
         layout = find_layout(path)
         if layout is None:
-            errors.append(
-                f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
-                "above it); run `evalspec init` to create one"
-            )
+            below = layouts_below(path) if path.is_dir() else []
+            for found in below:  # a repository's root: every layout under it, like ruff
+                groups[found.root] = (found, None)
+            if not below:
+                errors.append(
+                    f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
+                    "above it, no layout below it); run `evalspec init` to create one"
+                )
             continue
         key = layout.root
         if path.is_dir() and path.resolve() == layout.root.resolve():
@@ -148,6 +152,7 @@ def _summary(report: LintReport, paint: Painter) -> None:
 def run(args: argparse.Namespace) -> int:
     from evalspec.evals.lint import LintReport, lint_layout
     from evalspec.evals.yamlfile import MissingYamlError
+    from evalspec.io.governing import govern
 
     groups, errors = _targets(args.paths)
     errors = errors or _unreadable(groups)
@@ -158,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
     report = LintReport()
     try:
         for layout, files in groups:
+            # The layout's own [tool.evalspec] decides the spec versions, from any directory.
+            govern(layout.root)
             part = lint_layout(layout, files, base=args.base, check_git=not args.no_git)
             report.datasets.extend(part.datasets)
             report.layout_problems.extend(part.layout_problems)
