@@ -269,3 +269,20 @@ def test_render_checks_each_file_against_its_own_project(repo: Path) -> None:
     assert both.returncode == 1 and both.stdout == ""
     assert both.stderr.splitlines()[0].startswith("loose.jsonl:1: unknown_category category")
     assert "refusing to render: 1 of 6 tasks is invalid" in both.stderr
+
+
+def test_lint_names_the_cards_spec_version_as_the_fix_not_a_flag_it_lacks(
+    repo: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "evals"
+    shutil.copytree(repo / "evals", copy)
+    card = copy / "datasets" / "example.card.md"
+    card.write_text(card.read_text().replace("spec_version: 2 ", "spec_version: 1 "))
+    done = run(copy, "-m", "evalspec", "lint", "--no-git")
+    assert done.returncode == 1, done.stdout + done.stderr
+    later = [line for line in done.stdout.splitlines() if "added in spec version 2" in line]
+    assert len(later) == 3  # the category, the metric and the rule of the translation task
+    assert all(line.endswith("(set spec_version: 2 in the data card)") for line in later)
+    assert "--spec-version" not in done.stdout + done.stderr
+    validated = run(copy, "-m", "evalspec", "validate", "--spec-version", "1", "datasets")
+    assert "(validate with --spec-version 2)" in validated.stdout  # validate's own fix
