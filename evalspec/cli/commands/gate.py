@@ -1,8 +1,10 @@
-"""``evalspec gate REPORT... [--baseline BASE]... [--config FILE] [--markdown FILE]``."""
+"""``evalspec gate REPORT... [--baseline BASE]... [--config FILE] [--markdown FILE]
+[--format text|json]``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec.cli.inputs import STDIN, STDIN_NAME, stdin_binary
 from evalspec.cli.options import add_color, add_quiet
 from evalspec.io.terminal import Painter
-from evalspec.io.wording import counted
+from evalspec.io.wording import counted, one_line
 
 if TYPE_CHECKING:
     from evalspec.evals.layout import Layout
@@ -49,6 +51,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): one line per check; json: one object (schema "
+        "evalspec/gate-report, see README.md, Gate) on standard output",
     )
     p.add_argument(
         "--allow-incomparable",
@@ -113,6 +122,34 @@ def _report(name: str) -> tuple[Path, dict[str, Any]]:
     return Path(name), load_report(Path(name))
 
 
+def _print_text(
+    args: argparse.Namespace,
+    verdicts: list[Any],
+    differences: list[str],
+    uncovered: list[str],
+    counts: str,
+) -> None:
+    for message in differences:
+        print(f"note  compared anyway (--allow-incomparable): {message}")
+    paint = Painter.for_stream(sys.stdout, args.color)
+    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
+    for v in verdicts:
+        if args.quiet and v.passed is not False:
+            continue
+        mark, colour = marks[v.passed]
+        # Names come from the config and the reports: a control character in one
+        # shows escaped, so it can neither split the line nor draw on a terminal.
+        shown = f"{one_line(v.gate.name)}: {v.check}: {one_line(v.message)}"
+        print(f"{paint(mark, colour, 'bold')}  {shown}")
+    if args.quiet:
+        return
+    for name in uncovered:
+        print(f"note  no gate covers dataset {name!r}")
+    failed = any(v.passed is False for v in verdicts)
+    skipped = any(v.passed is None for v in verdicts)
+    print(paint(counts, "red" if failed else "yellow" if skipped else "green"))
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.evals.gates import (
         GateConfigError,
@@ -122,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         incomparable,
         parse_gates,
         tally,
+        to_json,
         to_markdown,
     )
     from evalspec.evals.lint import manifest_datasets, relative_name
@@ -192,23 +230,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     verdicts = check(gates, reports, baselines)
-    for message in differences:
-        print(f"note  compared anyway (--allow-incomparable): {message}")
-    paint = Painter.for_stream(sys.stdout, args.color)
-    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
-    for v in verdicts:
-        if args.quiet and v.passed is not False:
-            continue
-        mark, colour = marks[v.passed]
-        print(f"{paint(mark, colour, 'bold')}  {v.gate.name}: {v.check}: {v.message}")
     gated = {g.dataset for g in gates}
-    if not args.quiet:
-        for name in sorted(set(reports) - gated):
-            print(f"note  no gate covers dataset {name!r}")
+    uncovered = sorted(set(reports) - gated)
     failed = sum(1 for v in verdicts if v.passed is False)
-    skipped = sum(1 for v in verdicts if v.passed is None)
-    if not args.quiet:
-        print(paint(tally(verdicts), "red" if failed else "yellow" if skipped else "green"))
+    if args.format == "json":
+        doc = to_json(
+            verdicts,
+            config=relative_name(config.resolve()),
+            uncovered=uncovered,
+            compared_anyway=differences,
+        )
+        print(json.dumps(doc, indent=2))
+    else:
+        _print_text(args, verdicts, differences, uncovered, tally(verdicts))
     if args.markdown:
         try:
             write_report(args.markdown, to_markdown(verdicts))
