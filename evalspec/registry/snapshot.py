@@ -12,7 +12,8 @@ the answer has changed. The snapshot records what it depends on:
 - the installed distributions and their entry points
   (:func:`evalspec.registry.discovery.fingerprint`: ``sys.path``, the directories on it
   and every distribution's ``entry_points.txt``);
-- the project: which ``pyproject.toml`` is nearest the current directory and
+- the project: which ``pyproject.toml`` is nearest the governing directory
+  (:mod:`evalspec.io.governing`: the paths' directory, else the current one) and
   its bytes, the bytes of its lock and of evalspec's own, the listing of its
   migrations directory and the bytes of each migration file;
 - the files of every module loaded when it was built (plugins, evalspec
@@ -60,6 +61,7 @@ import zlib
 from types import MappingProxyType
 
 from evalspec._version import __version__
+from evalspec.io.governing import governing_directory, nearest
 from evalspec.io.seal import sha256 as _sha256
 from evalspec.registry import discovery
 from evalspec.registry.tables import PairsTable, SpecTables
@@ -139,7 +141,7 @@ def _build(spec_version: int | None) -> Registry:
     from evalspec.registry.build import project_registry
     from evalspec.registry.project import load_project
 
-    return project_registry(load_project(), spec_version)
+    return project_registry(load_project(governing_directory()), spec_version)
 
 
 def snapshot_path(spec_version: int | None) -> str | None:
@@ -156,16 +158,8 @@ def snapshot_path(spec_version: int | None) -> str | None:
 
 
 def _nearest_pyproject() -> str | None:
-    """The project file :func:`evalspec.registry.project.load_project` would read."""
-    directory = os.path.realpath(os.getcwd())
-    while True:
-        candidate = os.path.join(directory, _PYPROJECT)
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    """The project file :func:`evalspec.registry.project.current_project` reads."""
+    return nearest(_PYPROJECT, governing_directory())
 
 
 def _digest(path: str) -> Stamp:

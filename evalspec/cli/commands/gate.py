@@ -7,12 +7,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec.cli.inputs import STDIN, STDIN_NAME, stdin_binary
 from evalspec.cli.options import add_color, add_quiet
 from evalspec.io.terminal import Painter
 from evalspec.io.wording import counted, one_line
+
+if TYPE_CHECKING:
+    from evalspec.evals.layout import Layout
 
 
 def add_parser(sub: Any) -> None:
@@ -43,7 +46,8 @@ def add_parser(sub: Any) -> None:
         "--config",
         default=None,
         metavar="FILE",
-        help="gates file (default: config/gates.yaml of the layout here)",
+        help="gates file (default: config/gates.yaml of the layout holding the first "
+        "REPORT, else of the layout here)",
     )
     p.add_argument(
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
@@ -72,13 +76,28 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _config(args: argparse.Namespace) -> Path:
-    from evalspec.evals.layout import find_layout
+def _config(args: argparse.Namespace) -> tuple[Path, Layout | None]:
+    """The gates file and the layout it belongs to.
+
+    ``--config`` names the file; its layout is the one holding it. Otherwise the
+    layout is found as lint finds it: walking up from the first report named (so
+    ``gate evals/reports/main.json`` works from the repository root), else from the
+    current directory, else the one layout below the current directory.
+    """
+    from evalspec.evals.layout import find_layout, layouts_below
 
     if args.config is not None:
-        return Path(args.config)
-    layout = find_layout(Path.cwd())
-    return layout.gates_file if layout is not None else Path("config") / "gates.yaml"
+        config = Path(args.config)
+        in_config = config.parent.name == "config"
+        return config, find_layout(config.parent.parent if in_config else Path.cwd())
+    starts = [Path(r) for r in args.reports if r != STDIN][:1]
+    layout = next(filter(None, (find_layout(p) for p in [*starts, Path.cwd()])), None)
+    if layout is None:
+        below = layouts_below(Path.cwd())
+        layout = below[0] if len(below) == 1 else None
+    if layout is None:
+        return Path("config") / "gates.yaml", None
+    return layout.gates_file, layout
 
 
 def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
@@ -150,23 +169,21 @@ def run(args: argparse.Namespace) -> int:
         to_json,
         to_markdown,
     )
-    from evalspec.evals.layout import find_layout
     from evalspec.evals.lint import manifest_datasets, relative_name
     from evalspec.evals.manifestlink import ManifestUnreadable
     from evalspec.evals.yamlfile import MissingYamlError
     from evalspec.io.atomicfile import write_report
+    from evalspec.io.governing import govern
     from evalspec.io.safeload import DocumentError, read_text_bounded
     from evalspec.registry.build import default_registry
 
-    config = _config(args)
+    config, layout = _config(args)
     try:
         text = read_text_bounded(config)
     except (OSError, UnicodeDecodeError, DocumentError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         print(f"evalspec: error: cannot read gates config {config}: {reason}", file=sys.stderr)
         return 2
-    in_config = config.parent.name == "config"
-    layout = find_layout(config.parent.parent if in_config else Path.cwd())
     datasets = None
     labels = None
     if layout is not None:
@@ -178,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
         files = [*layout.dataset_files(), *listed]
         datasets = {layout.dataset_name(p) for p in files}
         labels = _labels(layout.labels_file)
+        govern(layout.root)  # the layout's own [tool.evalspec] names its metrics
     registry = default_registry()
     try:
         gates = parse_gates(

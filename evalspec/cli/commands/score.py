@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, input_name, not_jsonl_hint, stdin_binary
+from evalspec.cli.inputs import STDIN, govern_path, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_executor_options, add_limit_options, limits_from
 from evalspec.cli.swapped import looks_swapped
 from evalspec.io.exitcodes import EXIT_USAGE
@@ -246,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
         from evalspec.cluster.ray import import_ray
 
         import_ray()  # without the extra: say how to install it before reading anything
+    govern_path(args.tasks)  # the tasks' project decides the spec, from any directory
     registry = default_registry(args.spec_version)
     if args.tasks == STDIN and args.predictions == STDIN:
         print(
