@@ -259,6 +259,7 @@ def load_project(start: str | os.PathLike[str] | None = None) -> Project:
         return Project(root=None)
     pyproject = Path(found)
     root = pyproject.parent
+    _owned_by_us(pyproject)
     doc = _read_toml(pyproject)
     settings = doc.get("tool", {}).get("evalspec", {})
     label = f"{pyproject} [tool.evalspec]"
@@ -277,6 +278,8 @@ def load_project(start: str | os.PathLike[str] | None = None) -> Project:
     plugins = settings.get("plugins", [])
     if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
         raise ProjectConfigError(f"{label}: plugins must be a list of module names")
+    if plugins or "migrations" in settings:
+        _not_writable_by_others(root, label)
     entry_points = doc.get("project", {}).get("entry-points", {}).get("evalspec", {})
     return Project(
         root=root,
@@ -286,6 +289,50 @@ def load_project(start: str | os.PathLike[str] | None = None) -> Project:
         changelog=root / settings.get("changelog", DEFAULT_CHANGELOG),
         own_entry_points=tuple(entry_points) if isinstance(entry_points, dict) else (),
     )
+
+
+def _owned_by_us(pyproject: Path) -> None:
+    """Refuse a ``pyproject.toml`` that another user owns, as git refuses a repository
+    of dubious ownership.
+
+    Its ``plugins`` and ``migrations`` are imported, so the file decides what code
+    runs: a ``/tmp/pyproject.toml`` planted by another user of the machine would
+    otherwise govern every task file below ``/tmp`` and run that user's code as
+    whoever validates one. Files of root and of the current user are believed.
+    """
+    if not hasattr(os, "geteuid"):
+        return  # no uids to compare (Windows)
+    try:
+        owner = os.stat(pyproject).st_uid
+    except OSError:
+        return  # unreadable: reading it reports the error
+    if owner not in (os.geteuid(), 0):
+        msg = (
+            f"{pyproject} belongs to uid {owner}, not to you (uid {os.geteuid()}): evalspec "
+            "does not load another user's project settings (their plugins would run as "
+            "you); move your files out from under it, or have its owner remove it"
+        )
+        raise ProjectConfigError(msg)
+
+
+def _not_writable_by_others(root: Path, label: str) -> None:
+    """Refuse to import plugins or migrations from a directory others can write.
+
+    In a shared directory such as ``/tmp`` another user can create the module a
+    project names (``spec_plugin.py``) before its author does.
+    """
+    if not hasattr(os, "geteuid"):
+        return
+    try:
+        mode = os.stat(root).st_mode
+    except OSError:
+        return
+    if mode & 0o022:
+        msg = (
+            f"{label}: its directory {root} is writable by other users, who could plant "
+            "the plugin or migration modules it imports: make it writable by you only"
+        )
+        raise ProjectConfigError(msg)
 
 
 def _inside_the_repository(root: Path, key: str, value: str, label: str) -> None:
