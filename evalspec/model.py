@@ -122,8 +122,9 @@ class PostProcessRule:
 
     ``unparsed``
         for an *extracting* rule, ``unparsed(raw_output)`` is true when the
-        rule finds nothing to extract in the raw output. The score report
-        counts such outputs per category; a rule without it is never counted.
+        rule could not decide on the raw output: it found nothing to extract,
+        or several different answers. The score report counts such outputs
+        per category and rule; a rule without it is never counted.
     ``idempotent``
         ``function(function(x)) == function(x)`` for every ``x``; the
         conformance kit fuzzes it.

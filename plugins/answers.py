@@ -119,9 +119,14 @@ def answer_number(text: str) -> str:
     return _plain(sign, digits)
 
 
-def no_number(text: str) -> str:
-    """``"no candidate"`` when the output holds no number, else ``""``."""
-    return "" if answer_number(text) else NO_CANDIDATE
+def no_number(text: str) -> bool:
+    """The output holds no number (:func:`answer_number` gives ``""``)."""
+    return answer_number(text) == ""
+
+
+def letter_unparsed(text: str) -> bool:
+    """:func:`answer_letter` could not decide: no candidate, or several different ones."""
+    return letter_undecided(text) != ""
 
 
 def as_number(text: str) -> Decimal | None:

@@ -171,7 +171,7 @@ KNOWLEDGE: dict[Callable[[str], str], dict[str, Any]] = {
     },
     extract_code_block: {"unparsed": no_fence, "shaped_outputs": _shapes("code_blocks")},
     mcq: {
-        "unparsed": answers.letter_undecided,
+        "unparsed": answers.letter_unparsed,
         "idempotent": True,
         "contract": _one_letter_or_empty,
         "contract_description": "'' or one letter A-E",

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from evalspec_plugins import answers
 
 from evalspec import (
     Registry,
@@ -50,7 +54,8 @@ def test_mcq_golden(registry: Registry, output: str, letter: str, why: str) -> N
     rule = registry.post_processor("mcq")
     assert rule(output) == letter
     assert rule.unparsed is not None
-    assert rule.unparsed(output) == why
+    assert rule.unparsed(output) is (why != "")
+    assert answers.letter_undecided(output) == why
 
 
 NUMBERS = [
@@ -172,3 +177,46 @@ def test_a_completion_prompt_may_end_in_its_newline_only_in_that_protocol(
     assert rules(base) == ["prompt_trailing_whitespace"]
     assert rules({**base, "code_protocol": "completion"}, 1) == ["unknown_field"]
     assert rules({**base, "prompt": "def f():", "code_protocol": "patch"}) == ["bad_field_value"]
+
+
+def test_the_report_counts_undecided_outputs_per_category_and_rule(tmp_path: Path) -> None:
+    def mcq(task_id: str) -> dict[str, object]:
+        return {
+            "task_id": task_id,
+            "category": "mcq",
+            "prompt": "Pick one.\nA. x\nB. y\nC. z\nAnswer:",
+            "targets": ["C"],
+            "metric_name": "exact_match",
+            "post_process": "mcq",
+        }
+
+    number = {
+        "task_id": "n1",
+        "category": "arithmetic",
+        "prompt": "2 + 2?",
+        "targets": ["4"],
+        "metric_name": "numeric_match",
+        "post_process": "extract_number",
+    }
+    tasks = [mcq("m1"), mcq("m2"), mcq("m3"), number]
+    outputs = {
+        "m1": "Answer: C",  # decided
+        "m2": "Answer: A\nNo wait. Answer: B",  # several different candidates
+        "m3": "I cannot tell.",  # no candidate
+        "n1": "four",  # no number
+    }
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    (tmp_path / "preds.jsonl").write_text(
+        "".join(json.dumps({"task_id": k, "output": v}) + "\n" for k, v in outputs.items())
+    )
+    command = [sys.executable, "-m", "evalspec", "score", "tasks.jsonl", "preds.jsonl"]
+    done = subprocess.run(
+        [*command, "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["unparsed"] == {"arithmetic": {"extract_number": 1}, "mcq": {"mcq": 2}}
