@@ -17,6 +17,7 @@ from evalspec.registry.build import default_registry
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
 from evalspec.scoring.pipeline import ScoreOptions, score_inputs
 from evalspec.scoring.report import FORMATS, format_report
+from evalspec.scoring.runlogs import FORMATS as RUN_LOG_FORMATS
 
 
 def _tier(text: str) -> str:
@@ -148,6 +149,21 @@ def add_parser(sub: Any) -> None:
         help="validate and score at spec version N (default: the newest)",
     )
     p.add_argument(
+        "--predictions-format",
+        choices=RUN_LOG_FORMATS,
+        default="evalspec",
+        help="what PREDICTIONS is: an evalspec predictions file (default), an "
+        "lm-evaluation-harness samples_*.jsonl (--log_samples; raw resps are scored), or "
+        "an inspect eval log (.eval or .json; pip install 'evalspec-contract[inspect]')",
+    )
+    p.add_argument(
+        "--id-template",
+        metavar="TEMPLATE",
+        help="how a harness sample names its task: e.g. 'gsm8k_{doc_id}' or "
+        "'{doc.question_id}' (lm-eval), '{id}' or '{metadata.FIELD}' (inspect); default: "
+        "the sample's task_id (doc.task_id, metadata.task_id), else inspect's sample id",
+    )
+    p.add_argument(
         "--dataset",
         metavar="NAME",
         help="dataset name in the report (default: the tasks file's stem)",
@@ -155,9 +171,12 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _read(path: str) -> bytes | None:
+def _read(path: str, *, lines: bool = True) -> bytes | None:
+    """The bytes of ``path``; a JSON Lines file (``lines``) is refused at its first
+    overlong line, so a file without line breaks cannot fill memory."""
     from evalspec.io.linelimit import max_line_bytes, overlong_message
 
+    # An inspect .eval log is a zip archive: it has no lines to limit.
     limit = max_line_bytes()
     parts: list[bytes] = []
     run = 0  # bytes since the last line break: a file without them must not fill memory
@@ -168,7 +187,7 @@ def _read(path: str) -> bytes | None:
                 parts.append(chunk)
                 cut = chunk.rfind(b"\n")
                 run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
-                if run > limit:
+                if lines and run > limit:
                     print(
                         f"evalspec: error: {input_name(path)}: {overlong_message(limit)}",
                         file=sys.stderr,
@@ -211,11 +230,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     tasks_bytes = _read(args.tasks)
-    predictions_bytes = _read(args.predictions)
+    predictions_bytes = _read(args.predictions, lines=args.predictions_format != "inspect")
     if tasks_bytes is None or predictions_bytes is None:
         return EXIT_USAGE
     tasks_name, predictions_name = input_name(args.tasks), input_name(args.predictions)
-    if looks_swapped(tasks_bytes, predictions_bytes):
+    if args.predictions_format == "evalspec" and looks_swapped(tasks_bytes, predictions_bytes):
         print(
             f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
             "tasks: the arguments look swapped",
@@ -244,6 +263,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bootstrap=args.bootstrap,
             dataset=args.dataset,
+            predictions_format=args.predictions_format,
+            id_template=args.id_template,
         ),
         say=_say,
         progress=_progress if sys.stderr.isatty() else None,
