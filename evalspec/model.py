@@ -31,12 +31,30 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _are_aliases(_inst: object, attribute: attrs.Attribute[tuple[str, ...]], value: Any) -> None:
+    for alias in value:
+        if not isinstance(alias, str) or not alias or any(c.isspace() for c in alias):
+            msg = f"{attribute.name} must be names or patterns without whitespace, got {alias!r}"
+            raise ValueError(msg)
+
+
 @attrs.frozen
 class Category:
-    """A task category a plugin implements (its legal pairs live in the version table)."""
+    """A task category a plugin implements (its legal pairs live in the version table).
+
+    ``aliases`` are the names (or ``fnmatch`` patterns, matched without regard to
+    case) other tools and habits give the category (``"sentiment"`` for
+    ``classification``): a task naming one gets the hint to use this category
+    instead, followed by ``alias_hint`` when given. Metrics declare theirs the same
+    way.
+    """
 
     name: str = attrs.field(validator=_is_name)
     description: str = ""
+    aliases: tuple[str, ...] = attrs.field(
+        default=(), converter=_names, validator=_are_aliases, kw_only=True
+    )
+    alias_hint: str = attrs.field(default="", kw_only=True)
 
 
 Scorer = Callable[[str, Sequence[str]], float]
@@ -90,6 +108,9 @@ class Metric:
         every score is 0.0 or 1.0 (a sample is right or wrong): with n samples
         per task the report then gives pass@k, and a scorer that returns
         anything else is an error.
+    ``aliases`` and ``alias_hint``
+        what other tools call the metric, as for :class:`Category`: a task naming
+        an alias (``"pass@1"`` for ``code_exec``) is told to use this metric.
     """
 
     name: str = attrs.field(validator=_is_name)
@@ -107,6 +128,10 @@ class Metric:
     )
     caveat: str = attrs.field(default="", kw_only=True)
     binary: bool = attrs.field(default=False, kw_only=True)
+    aliases: tuple[str, ...] = attrs.field(
+        default=(), converter=_names, validator=_are_aliases, kw_only=True
+    )
+    alias_hint: str = attrs.field(default="", kw_only=True)
 
 
 _optional_callable = attrs.validators.optional(attrs.validators.is_callable())

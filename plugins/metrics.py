@@ -242,5 +242,8 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
             code_exec,
             sandboxed=True,
             binary=True,
+            aliases=("pass@*", "pass_at_*", "pass_at", "execution*", "unit_test*"),
+            alias_hint="pass@k is code_exec scored on n samples per task: "
+            "`evalspec score --pass-at K`",
         )
     )

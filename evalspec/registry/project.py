@@ -1,7 +1,9 @@
 """The project: its ``[tool.evalspec]`` settings, its own migrations and its lock.
 
-A project is the directory of the nearest ``pyproject.toml`` above the
-current directory. It decides which spec versions are in force::
+A project is the directory of the nearest ``pyproject.toml`` at or above the
+path it governs: the paths a command is given, else the current directory
+(:mod:`evalspec.io.governing`; pytest and ruff find their configuration the same
+way). It decides which spec versions are in force::
 
     [tool.evalspec]
     migrations = "spec/migrations"   # one Python file per version (Alembic-style)
@@ -38,6 +40,7 @@ import attrs
 
 from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
 from evalspec.hookspecs import hookimpl
+from evalspec.io.governing import governing_directory, nearest, start_of
 from evalspec.io.repository import inside, repository_of
 from evalspec.io.safeload import (
     MAX_TEXT_BYTES,
@@ -246,23 +249,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _find_pyproject(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        candidate = directory / PYPROJECT
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def load_project(start: str | os.PathLike[str] | None = None) -> Project:
     """The project of the nearest ``pyproject.toml`` at or above ``start`` (default: cwd).
 
     :raises ProjectConfigError: the ``[tool.evalspec]`` table is malformed.
     """
-    here = Path(start if start is not None else os.getcwd()).resolve()
-    pyproject = _find_pyproject(here)
-    if pyproject is None:
+    found = nearest(PYPROJECT, start if start is not None else os.getcwd())
+    if found is None:
         return Project(root=None)
+    pyproject = Path(found)
     root = pyproject.parent
     doc = _read_toml(pyproject)
     settings = doc.get("tool", {}).get("evalspec", {})
@@ -357,13 +352,21 @@ def check_version(requested: int | None, in_force_version: int, head: int, lock_
 
 
 @functools.lru_cache(maxsize=16)
-def _project_for(cwd: str) -> Project:
-    return load_project(cwd)
+def _project_for(directory: str) -> Project:
+    return load_project(directory)
 
 
 def current_project() -> Project:
-    """:func:`load_project` for the current directory, remembered per directory."""
-    return _project_for(os.getcwd())
+    """:func:`load_project` for the governing directory (the current directory unless a
+    command chose another from its paths, :mod:`evalspec.io.governing`), remembered
+    per directory."""
+    return _project_for(governing_directory())
+
+
+def project_governing(path: str | os.PathLike[str]) -> Project:
+    """The project governing ``path``: that of the nearest ``pyproject.toml`` at or
+    above it (a file's own directory first), remembered per directory."""
+    return _project_for(start_of(path))
 
 
 def forget_projects() -> None:

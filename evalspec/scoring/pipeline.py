@@ -43,6 +43,9 @@ class ScoreOptions:
     seed: int = 0
     bootstrap: int = DEFAULT_RESAMPLES
     dataset: str | None = None
+    labels: tuple[str, ...] | None = None
+    """The metadata keys to group by (the layout's declared labels); ``None``: the
+    report's bounded set of low-cardinality keys."""
     predictions_format: str = "evalspec"
     id_template: str | None = None
 
@@ -195,6 +198,7 @@ def score_inputs(
         notes=notes,
         pass_at=pass_at,
         executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+        labels=options.labels,
         predictions_format=options.predictions_format,
     )
     return ScoreOutcome(

@@ -190,10 +190,51 @@ def _unknown_name(kind: str, field: str, rule: str, value: str, spec: AnySpec) -
     later = spec.added_in_later(kind, value)
     msg = f"{field} {_show(value)} is not in spec version {spec.version}"
     if later is not None:
-        msg += f"; it was added in spec version {later} (validate with --spec-version {later})"
+        msg += f"; it was added in spec version {later} ({LATER_VERSION_FIX.format(version=later)})"
     else:
-        msg += f" (known: {', '.join(table)})" + _suggest(value, table)
+        hint = _alias_hint(kind, value, tuple(table)) or _suggest(value, table)
+        msg += f" (known: {', '.join(table)})" + hint
     return (rule, field, msg)
+
+
+LATER_VERSION_FIX = "validate with --spec-version {version}"
+"""How a message about a name a later spec version adds says to use that version.
+``evalspec lint`` words it as its own fix (the data card's ``spec_version``)."""
+
+_MAX_ALIAS = 100
+"""Longer names are not looked up among the aliases (a hostile line's megabyte name)."""
+
+
+def _alias_hint(kind: str, value: str, names: tuple[str, ...]) -> str:
+    """``; did you mean 'code_exec'? ...`` when ``value`` is an alias the registered
+    category or metric of that name declares (``Metric.aliases``); else ``""``."""
+    if kind == "post_process" or len(value) > _MAX_ALIAS:
+        return ""
+    from evalspec.io.governing import governing_directory
+
+    return _alias_hint_in(governing_directory(), kind, value, names)
+
+
+@functools.lru_cache(maxsize=256)
+def _alias_hint_in(project_dir: str, kind: str, value: str, names: tuple[str, ...]) -> str:
+    # Only for an invalid line, so the registry (plugins, attrs) is loaded only then;
+    # the project directory is part of the key because its plugins declare aliases too.
+    from fnmatch import fnmatchcase
+
+    from evalspec.errors import EvalspecError
+    from evalspec.registry.build import default_registry
+
+    try:
+        registry = default_registry()
+    except EvalspecError:
+        return ""  # a hint never turns a verdict into an error of its own
+    entries: Mapping[str, Any] = registry.categories if kind == "category" else registry.metrics
+    folded = value.lower()
+    for name, entry in entries.items():
+        if name in names and any(fnmatchcase(folded, a.lower()) for a in entry.aliases):
+            note = f" {entry.alias_hint}" if entry.alias_hint else ""
+            return f"; did you mean {name!r}?{note}"
+    return ""
 
 
 def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:

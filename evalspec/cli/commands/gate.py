@@ -1,16 +1,21 @@
-"""``evalspec gate REPORT... [--baseline BASE]... [--config FILE] [--markdown FILE]``."""
+"""``evalspec gate REPORT... [--baseline BASE]... [--config FILE] [--markdown FILE]
+[--format text|json]``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec.cli.inputs import STDIN, STDIN_NAME, stdin_binary
 from evalspec.cli.options import add_color, add_quiet
 from evalspec.io.terminal import Painter
-from evalspec.io.wording import counted
+from evalspec.io.wording import counted, one_line
+
+if TYPE_CHECKING:
+    from evalspec.evals.layout import Layout
 
 
 def add_parser(sub: Any) -> None:
@@ -41,10 +46,18 @@ def add_parser(sub: Any) -> None:
         "--config",
         default=None,
         metavar="FILE",
-        help="gates file (default: config/gates.yaml of the layout here)",
+        help="gates file (default: config/gates.yaml of the layout holding the first "
+        "REPORT, else of the layout here)",
     )
     p.add_argument(
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): one line per check; json: one object (schema "
+        "evalspec/gate-report, see README.md, Gate) on standard output",
     )
     p.add_argument(
         "--allow-incomparable",
@@ -57,13 +70,28 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _config(args: argparse.Namespace) -> Path:
-    from evalspec.evals.layout import find_layout
+def _config(args: argparse.Namespace) -> tuple[Path, Layout | None]:
+    """The gates file and the layout it belongs to.
+
+    ``--config`` names the file; its layout is the one holding it. Otherwise the
+    layout is found as lint finds it: walking up from the first report named (so
+    ``gate evals/reports/main.json`` works from the repository root), else from the
+    current directory, else the one layout below the current directory.
+    """
+    from evalspec.evals.layout import find_layout, layouts_below
 
     if args.config is not None:
-        return Path(args.config)
-    layout = find_layout(Path.cwd())
-    return layout.gates_file if layout is not None else Path("config") / "gates.yaml"
+        config = Path(args.config)
+        in_config = config.parent.name == "config"
+        return config, find_layout(config.parent.parent if in_config else Path.cwd())
+    starts = [Path(r) for r in args.reports if r != STDIN][:1]
+    layout = next(filter(None, (find_layout(p) for p in [*starts, Path.cwd()])), None)
+    if layout is None:
+        below = layouts_below(Path.cwd())
+        layout = below[0] if len(below) == 1 else None
+    if layout is None:
+        return Path("config") / "gates.yaml", None
+    return layout.gates_file, layout
 
 
 def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
@@ -94,6 +122,34 @@ def _report(name: str) -> tuple[Path, dict[str, Any]]:
     return Path(name), load_report(Path(name))
 
 
+def _print_text(
+    args: argparse.Namespace,
+    verdicts: list[Any],
+    differences: list[str],
+    uncovered: list[str],
+    counts: str,
+) -> None:
+    for message in differences:
+        print(f"note  compared anyway (--allow-incomparable): {message}")
+    paint = Painter.for_stream(sys.stdout, args.color)
+    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
+    for v in verdicts:
+        if args.quiet and v.passed is not False:
+            continue
+        mark, colour = marks[v.passed]
+        # Names come from the config and the reports: a control character in one
+        # shows escaped, so it can neither split the line nor draw on a terminal.
+        shown = f"{one_line(v.gate.name)}: {v.check}: {one_line(v.message)}"
+        print(f"{paint(mark, colour, 'bold')}  {shown}")
+    if args.quiet:
+        return
+    for name in uncovered:
+        print(f"note  no gate covers dataset {name!r}")
+    failed = any(v.passed is False for v in verdicts)
+    skipped = any(v.passed is None for v in verdicts)
+    print(paint(counts, "red" if failed else "yellow" if skipped else "green"))
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.evals.gates import (
         GateConfigError,
@@ -103,25 +159,24 @@ def run(args: argparse.Namespace) -> int:
         incomparable,
         parse_gates,
         tally,
+        to_json,
         to_markdown,
     )
-    from evalspec.evals.layout import find_layout
     from evalspec.evals.lint import manifest_datasets, relative_name
     from evalspec.evals.manifestlink import ManifestUnreadable
     from evalspec.evals.yamlfile import MissingYamlError
     from evalspec.io.atomicfile import write_report
+    from evalspec.io.governing import govern
     from evalspec.io.safeload import DocumentError, read_text_bounded
     from evalspec.registry.build import default_registry
 
-    config = _config(args)
+    config, layout = _config(args)
     try:
         text = read_text_bounded(config)
     except (OSError, UnicodeDecodeError, DocumentError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         print(f"evalspec: error: cannot read gates config {config}: {reason}", file=sys.stderr)
         return 2
-    in_config = config.parent.name == "config"
-    layout = find_layout(config.parent.parent if in_config else Path.cwd())
     datasets = None
     labels = None
     if layout is not None:
@@ -133,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         files = [*layout.dataset_files(), *listed]
         datasets = {layout.dataset_name(p) for p in files}
         labels = _labels(layout.labels_file)
+        govern(layout.root)  # the layout's own [tool.evalspec] names its metrics
     registry = default_registry()
     try:
         gates = parse_gates(
@@ -174,23 +230,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     verdicts = check(gates, reports, baselines)
-    for message in differences:
-        print(f"note  compared anyway (--allow-incomparable): {message}")
-    paint = Painter.for_stream(sys.stdout, args.color)
-    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
-    for v in verdicts:
-        if args.quiet and v.passed is not False:
-            continue
-        mark, colour = marks[v.passed]
-        print(f"{paint(mark, colour, 'bold')}  {v.gate.name}: {v.check}: {v.message}")
     gated = {g.dataset for g in gates}
-    if not args.quiet:
-        for name in sorted(set(reports) - gated):
-            print(f"note  no gate covers dataset {name!r}")
+    uncovered = sorted(set(reports) - gated)
     failed = sum(1 for v in verdicts if v.passed is False)
-    skipped = sum(1 for v in verdicts if v.passed is None)
-    if not args.quiet:
-        print(paint(tally(verdicts), "red" if failed else "yellow" if skipped else "green"))
+    if args.format == "json":
+        doc = to_json(
+            verdicts,
+            config=relative_name(config.resolve()),
+            uncovered=uncovered,
+            compared_anyway=differences,
+        )
+        print(json.dumps(doc, indent=2))
+    else:
+        _print_text(args, verdicts, differences, uncovered, tally(verdicts))
     if args.markdown:
         try:
             write_report(args.markdown, to_markdown(verdicts))

@@ -1,4 +1,5 @@
-"""``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]``."""
+"""``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]
+[--select CODES] [--ignore CODES] [--statistics]``."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ def add_parser(sub: Any) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="a layout directory, a datasets directory or NAME.jsonl files "
-        "(default: the layout at or above the current directory)",
+        help="a layout directory, a datasets directory or NAME.jsonl files; a directory "
+        "outside any layout stands for the layouts below it (default: .)",
     )
     p.add_argument(
         "--format",
@@ -48,14 +49,53 @@ def add_parser(sub: Any) -> None:
         "(default: HEAD; in CI use the pull request's base, e.g. origin/main)",
     )
     p.add_argument("--no-git", action="store_true", help="skip the version-bump check")
+    p.add_argument(
+        "--select",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="report only these rule codes (comma-separated; a code also names the rules "
+        "it is the word prefix of: card = card_missing, card_syntax, ...)",
+    )
+    p.add_argument(
+        "--ignore",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="do not report these rule codes (as --select; wins over it)",
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of problems per rule instead of the problems",
+    )
     add_quiet(p, "problems, one line each")
     add_color(p)
     p.set_defaults(run=run)
 
 
+def _codes(text: str) -> tuple[str, ...]:
+    codes = tuple(c.strip() for c in text.split(",") if c.strip())
+    if not codes:
+        raise argparse.ArgumentTypeError("give one or more rule codes, comma-separated")
+    return codes
+
+
+def _selection_problems(selection: Any) -> list[str]:
+    """One line per code of ``--select`` / ``--ignore`` that names no rule."""
+    from evalspec.evals.lintrules import LINT_RULES
+    from evalspec.rules import RULES
+
+    return [
+        f"unknown rule code {one_line(code)!r} (the rules are listed in the README's lint "
+        "table and `evalspec validate`'s rule codes)"
+        for code in selection.unknown([*RULES, *LINT_RULES])
+    ]
+
+
 def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], list[str]]:
     """Group the PATH arguments by layout: ``[(layout, files or None for all)]``."""
-    from evalspec.evals.layout import DATASETS, Layout, find_layout
+    from evalspec.evals.layout import DATASETS, Layout, find_layout, layouts_below
 
     groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
     errors: list[str] = []
@@ -72,10 +112,14 @@ def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], lis
             continue
         layout = find_layout(path)
         if layout is None:
-            errors.append(
-                f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
-                "above it); run `evalspec init` to create one"
-            )
+            below = layouts_below(path) if path.is_dir() else []
+            for found in below:  # a repository's root: every layout under it, like ruff
+                groups[found.root] = (found, None)
+            if not below:
+                errors.append(
+                    f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
+                    "above it, no layout below it); run `evalspec init` to create one"
+                )
             continue
         key = layout.root
         if path.is_dir() and path.resolve() == layout.root.resolve():
@@ -145,12 +189,27 @@ def _summary(report: LintReport, paint: Painter) -> None:
     print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
 
 
+def _print_statistics(report: LintReport) -> None:
+    """ruff's ``--statistics``: one line per rule, the count first, most frequent first."""
+    from evalspec.evals.lint.report import statistics
+
+    counts = statistics(report)
+    width = len(str(counts[0][1])) if counts else 1
+    for rule, count in counts:
+        print(f"{count:>{width}}  {rule}")
+    total = sum(count for _, count in counts)
+    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.evals.lint import LintReport, lint_layout
+    from evalspec.evals.lint.report import RuleSelection, apply_selection
     from evalspec.evals.yamlfile import MissingYamlError
+    from evalspec.io.governing import govern
 
+    selection = RuleSelection(select=args.select, ignore=args.ignore)
     groups, errors = _targets(args.paths)
-    errors = errors or _unreadable(groups)
+    errors = _selection_problems(selection) + (errors or _unreadable(groups))
     for e in errors:
         print(f"evalspec: error: {e}", file=sys.stderr)
     if errors:
@@ -158,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
     report = LintReport()
     try:
         for layout, files in groups:
+            # The layout's own [tool.evalspec] decides the spec versions, from any directory.
+            govern(layout.root)
             part = lint_layout(layout, files, base=args.base, check_git=not args.no_git)
             report.datasets.extend(part.datasets)
             report.layout_problems.extend(part.layout_problems)
@@ -167,7 +228,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for e in report.io_errors:
         print(f"evalspec: error: {e}", file=sys.stderr)
-    if args.format == "json":
+    apply_selection(report, selection)
+    if args.statistics:
+        _print_statistics(report)
+    elif args.format == "json":
         json.dump(report.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     elif args.format in ("github", "sarif", "junit"):

@@ -9,7 +9,15 @@ import json
 import sys
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, expand, input_name, not_jsonl_hint, stdin_binary
+from evalspec.cli.inputs import (
+    STDIN,
+    expand,
+    govern_path,
+    input_name,
+    not_jsonl_hint,
+    per_project,
+    stdin_binary,
+)
 from evalspec.cli.options import add_paths, add_spec_version
 from evalspec.io.wording import counted, one_line
 from evalspec.model import TaskSpec
@@ -90,18 +98,19 @@ def _validated(path: str, registry: Any) -> ValidationResult:
 
 
 def run(args: argparse.Namespace) -> int:
-    registry = default_registry(args.spec_version)
     paths, input_problems = expand(args.paths)
     for problem in input_problems:
         print(f"evalspec: error: {problem}", file=sys.stderr)
     if input_problems:
         return 2
+    # Each file is checked against its own project (the nearest pyproject.toml above it).
+    registries = per_project(paths, lambda: default_registry(args.spec_version))
     files: list[tuple[str, list[TaskSpec]]] = []
     total = invalid = 0
     for path in paths:
         name = input_name(path)
         try:
-            result = _validated(path, registry)
+            result = _validated(path, registries[govern_path(path)])
         except OSError as exc:
             reason = one_line(str(exc.strerror or exc))
             print(f"evalspec: error: cannot read {one_line(name)}: {reason}", file=sys.stderr)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, input_name, not_jsonl_hint, stdin_binary
+from evalspec.cli.inputs import STDIN, govern_path, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_executor_options
 from evalspec.cli.swapped import looks_swapped
 from evalspec.io.exitcodes import EXIT_USAGE
@@ -180,9 +182,17 @@ def _read(path: str, *, lines: bool = True) -> bytes | None:
     limit = max_line_bytes()
     parts: list[bytes] = []
     run = 0  # bytes since the last line break: a file without them must not fill memory
+    from evalspec.io.repository import OutsideRootError, open_for_reading, repository_of
+
     try:
         with contextlib.ExitStack() as stack:
-            f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
+            # Opened once and checked on the descriptor: a task file inside the
+            # repository that a symlink sends out (or that is swapped for one) is refused.
+            f = (
+                stdin_binary()
+                if path == STDIN
+                else stack.enter_context(open_for_reading(path, repository_of(os.getcwd())))
+            )
             while chunk := f.read(1 << 20):
                 parts.append(chunk)
                 cut = chunk.rfind(b"\n")
@@ -193,6 +203,12 @@ def _read(path: str, *, lines: bool = True) -> bytes | None:
                         file=sys.stderr,
                     )
                     return None
+    except OutsideRootError as exc:
+        print(
+            f"evalspec: error: refusing to read {one_line(input_name(path))}: {one_line(str(exc))}",
+            file=sys.stderr,
+        )
+        return None
     except OSError as exc:
         reason = exc.strerror or exc
         print(
@@ -217,11 +233,19 @@ def _progress(done: int, total: int) -> None:
     print(f"\revalspec: scored {done}/{total} [{bar}]", end=end, file=sys.stderr, flush=True)
 
 
+def _declared_labels(tasks: str) -> tuple[str, ...] | None:
+    """The labels the layout holding the tasks file (or the one here) declares."""
+    from evalspec.evals.labels import declared_label_keys
+
+    return declared_label_keys(Path.cwd() if tasks == STDIN else Path(tasks))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.executor == "ray":
         from evalspec.cluster.ray import import_ray
 
         import_ray()  # without the extra: say how to install it before reading anything
+    govern_path(args.tasks)  # the tasks' project decides the spec, from any directory
     registry = default_registry(args.spec_version)
     if args.tasks == STDIN and args.predictions == STDIN:
         print(
@@ -263,6 +287,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bootstrap=args.bootstrap,
             dataset=args.dataset,
+            labels=_declared_labels(args.tasks),
             predictions_format=args.predictions_format,
             id_template=args.id_template,
         ),

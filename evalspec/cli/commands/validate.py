@@ -9,7 +9,15 @@ import os
 import sys
 
 from evalspec.cli.formatnames import FORMATS
-from evalspec.cli.inputs import STDIN, expand, input_name, not_jsonl_hint, stdin_binary
+from evalspec.cli.inputs import (
+    STDIN,
+    expand,
+    govern_path,
+    input_name,
+    not_jsonl_hint,
+    per_project,
+    stdin_binary,
+)
 from evalspec.cli.options import (
     add_color,
     add_executor_options,
@@ -126,11 +134,12 @@ def run(args: argparse.Namespace) -> int:
         import_ray()  # without the extra: say how to install it before reading anything
     from evalspec.registry.snapshot import tables_in_force
 
-    # The spec version in force, from the registry snapshot when it is current
-    # (as plain tables: no registry, no attrs); plugin errors surface before any
-    # file is read.
-    spec = tables_in_force(args.spec_version)
     paths, input_problems = expand(args.paths)
+    # The spec version in force for each file is its project's (the nearest
+    # pyproject.toml above the file, whatever the working directory), from the
+    # registry snapshot when it is current (as plain tables: no registry, no attrs);
+    # plugin errors surface before any file is read.
+    specs = per_project(paths, lambda: tables_in_force(args.spec_version))
     for problem in input_problems:
         print(f"evalspec: error: {problem}", file=sys.stderr)
     quiet = getattr(args, "quiet", False)
@@ -141,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     io_failed = bool(input_problems)
     problems = False
     for path in paths:
+        spec: AnySpec = specs[govern_path(path)]
         if _sharded(path, executor):
             found, failed = _run_sharded(args, path, reports, file_reports, datasets)
             problems = problems or found
