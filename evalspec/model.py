@@ -147,8 +147,9 @@ class PostProcessRule:
 
     ``unparsed``
         for an *extracting* rule, ``unparsed(raw_output)`` is true when the
-        rule finds nothing to extract in the raw output. The score report
-        counts such outputs per category; a rule without it is never counted.
+        rule could not decide on the raw output: it found nothing to extract,
+        or several different answers. The score report counts such outputs
+        per category and rule; a rule without it is never counted.
     ``idempotent``
         ``function(function(x)) == function(x)`` for every ``x``; the
         conformance kit fuzzes it.
@@ -231,10 +232,27 @@ class TaskSpec:
     post_process: str = attrs.field(validator=_str)
     few_shot_examples: tuple[FewShotExample, ...] = attrs.field(default=(), converter=_to_examples)
     metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+    added_fields: Mapping[str, str] = attrs.field(factory=dict, hash=False, kw_only=True)
+    """The optional fields a spec version added (``AddField``) that the task carries."""
+
+    @property
+    def preamble(self) -> str:
+        """Text rendered before the few-shot examples (field ``preamble``, spec 2); ``""``."""
+        return self.added_fields.get("preamble", "")
+
+    @property
+    def code_protocol(self) -> str:
+        """``"program"`` (the output is the whole program, the default) or ``"completion"``
+        (the program is the prompt followed by the output): field ``code_protocol``, spec 2."""
+        return self.added_fields.get("code_protocol", "program")
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> TaskSpec:
-        """Build from a decoded JSON object with the spec's field names."""
+        """Build from a decoded JSON object with the spec's field names.
+
+        Keys beyond the spec's own fields are the optional fields a spec
+        version added (a validated record holds no other).
+        """
         return cls(
             task_id=record["task_id"],
             category=record["category"],
@@ -244,10 +262,11 @@ class TaskSpec:
             post_process=record["post_process"],
             few_shot_examples=record.get("few_shot_examples", ()),
             metadata=dict(record.get("metadata", {})),
+            added_fields={k: v for k, v in record.items() if k not in FIELDS},
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The task as a JSON-ready object, fields in spec order."""
+        """The task as a JSON-ready object, fields in spec order (added fields last)."""
         return {
             "task_id": self.task_id,
             "category": self.category,
@@ -257,6 +276,7 @@ class TaskSpec:
             "post_process": self.post_process,
             "few_shot_examples": [ex.to_dict() for ex in self.few_shot_examples],
             "metadata": dict(self.metadata),
+            **self.added_fields,
         }
 
 

@@ -484,7 +484,7 @@ def _text(report: Mapping[str, Any]) -> str:
         lines.append(f"corpus {name}: {_num(value)}")
     if report["unparsed"]:
         lines.append("")
-        lines.append("unparsed outputs (the rule found nothing to extract):")
+        lines.append("unparsed outputs (the rule found no answer, or several different ones):")
         for cat, rules in report["unparsed"].items():
             for rule, count in rules.items():
                 lines.append(f"  {cat} {rule}: {count}")

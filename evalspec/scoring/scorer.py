@@ -235,6 +235,14 @@ def _check_samples(task_id: str, output: Sequence[str]) -> tuple[str, ...]:
     return samples
 
 
+def _scored_text(task: TaskSpec, prediction: str) -> str:
+    """What the metric scores: the prediction, or, in the completion protocol (spec
+    v2's ``code_protocol``), the program the task's prompt and the prediction make."""
+    if task.code_protocol == "completion":
+        return task.prompt + prediction
+    return prediction
+
+
 def _score_one(
     task: TaskSpec,
     output: str,
@@ -249,7 +257,9 @@ def _score_one(
         box = _RecordingSandbox(_sandbox_for(allow_code_exec, sandbox))
     rule = reg.post_processor(task.post_process)
     prediction = rule(output)
-    value: float | None = _apply(metric, prediction, _check_targets(task.targets), box)
+    value: float | None = _apply(
+        metric, _scored_text(task, prediction), _check_targets(task.targets), box
+    )
     detail = None if box is None else _sandbox_detail(box)
     if detail is not None and detail["status"] == SANDBOX_ERROR:
         value = None  # the machine failed, not the program: no score, never a 0

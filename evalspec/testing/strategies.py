@@ -456,6 +456,32 @@ def _mcq_target(spec: SpecVersion, registry: Registry | None) -> st.SearchStrate
     return st.sampled_from(cats).flatmap(for_category)
 
 
+def _field_rule(spec: SpecVersion, registry: Registry | None, rule: str) -> st.SearchStrategy[Task]:
+    """A valid task carrying an optional field (an ``AddField``) with a value it may not hold
+    (``bad_field_value``) or in a category that may not carry it (``illegal_field``)."""
+    cases: list[tuple[str, str]] = []  # (category, field)
+    for field in spec.fields.values():
+        allowed = field.categories or tuple(spec.categories)
+        if rule == "bad_field_value" and field.choices:
+            cases += [(c, field.name) for c in allowed if c in spec.categories]
+        elif rule == "illegal_field" and field.categories:
+            cases += [(c, field.name) for c in spec.categories if c not in field.categories]
+    if not cases:
+        raise StrategyError(f"spec version {spec.version} has no optional field to break {rule}")
+
+    def for_case(case: tuple[str, str]) -> st.SearchStrategy[Task]:
+        category, name = case
+        field = spec.fields[name]
+        if rule == "bad_field_value":
+            values = json_text().filter(lambda v: v not in field.choices)
+        else:
+            values = st.sampled_from(field.choices) if field.choices else json_text()
+        tasks = valid_tasks(registry, spec.version, categories=[category])
+        return st.tuples(tasks, values).map(lambda p: {**p[0], name: p[1]})
+
+    return st.sampled_from(sorted(cases)).flatmap(for_case)
+
+
 def _duplicate_task_id(task: Task) -> st.SearchStrategy[bytes]:
     return st.just(task).map(lambda t: _line(t) + b"\n" + _line(t) + b"\n")
 
@@ -480,6 +506,8 @@ def broken_tasks(
         return _pair_rule(spec, registry, rule)
     if rule == "mcq_target":
         return _mcq_target(spec, registry)
+    if rule in ("bad_field_value", "illegal_field"):
+        return _field_rule(spec, registry, rule)
     mutations: dict[str, Callable[[Task], st.SearchStrategy[Any]]] = {
         "invalid_json": _invalid_json,
         "duplicate_key": _duplicate_key,

@@ -107,12 +107,19 @@ def _wrong_type(field: str, expected: str, value: Any) -> LineProblem:
 # -- stage 2 -----------------------------------------------------------------
 
 
-def _check_fields(obj: Mapping[str, Any]) -> list[LineProblem]:
+def _check_fields(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
     problems: list[LineProblem] = []
-    unknown = [k for k in obj if k not in FIELDS]
+    known = FIELDS + tuple(spec.fields) if spec.fields else FIELDS
+    unknown = [k for k in obj if k not in known]
     for key in unknown:
-        msg = f"unknown field {_show(key)}: a task has only {', '.join(FIELDS)}"
-        problems.append(("unknown_field", key, msg + _suggest(key, FIELDS)))
+        msg = f"unknown field {_show(key)}: a task has only {', '.join(known)}"
+        later = spec.added_in_later("field", key) if isinstance(key, str) else None
+        if later is not None:
+            msg += f"; {key!r} was added in spec version {later} (validate with --spec-version "
+            msg += f"{later})"
+        else:
+            msg += _suggest(key, known)
+        problems.append(("unknown_field", key, msg))
     for field in REQUIRED_FIELDS:
         if field not in obj:
             msg = f"required field {field!r} is missing"
@@ -126,8 +133,11 @@ def _check_fields(obj: Mapping[str, Any]) -> list[LineProblem]:
 # -- stage 3 -----------------------------------------------------------------
 
 
-def _check_types(obj: Mapping[str, Any]) -> list[LineProblem]:
+def _check_types(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
     problems: list[LineProblem] = []
+    for field in spec.fields:
+        if field in obj and not isinstance(obj[field], str):
+            problems.append(_wrong_type(field, "a string", obj[field]))
     for field in ("task_id", "category", "prompt", "metric_name"):
         if not isinstance(obj[field], str):
             problems.append(_wrong_type(field, "a string", obj[field]))
@@ -239,10 +249,22 @@ def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
         )
     prompt: str = obj["prompt"]
     examples = obj.get("few_shot_examples", [])
+    for field in spec.fields.values():
+        value = obj.get(field.name)
+        if value is not None and field.choices and value not in field.choices:
+            problems.append(
+                (
+                    "bad_field_value",
+                    field.name,
+                    f"{field.name} {_show(value)} is not one of {', '.join(field.choices)}"
+                    + _suggest(value, field.choices),
+                )
+            )
+    waived = _waived(obj, spec) if spec.waivers else ()
     if not prompt.strip():
         problems.append(("empty_prompt", "prompt", "prompt is empty or whitespace only"))
     else:
-        if prompt[-1].isspace():
+        if prompt[-1].isspace() and "prompt_trailing_whitespace" not in waived:
             problems.append(
                 (
                     "prompt_trailing_whitespace",
@@ -305,6 +327,16 @@ def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
     return problems
 
 
+def _waived(obj: Mapping[str, Any], spec: AnySpec) -> tuple[str, ...]:
+    """The field rules a :class:`~evalspec.versions.WaiveFieldRule` lifts for this task."""
+    category = obj["category"]
+    return tuple(
+        rule
+        for rule, in_category, field, value in spec.waivers
+        if category == in_category and obj.get(field) == value
+    )
+
+
 # -- stage 5 -----------------------------------------------------------------
 
 
@@ -329,6 +361,16 @@ def _check_pairs(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
                 f"(allowed: {', '.join(cat.post_processes)})",
             )
         )
+    for field in spec.fields.values():
+        if field.name in obj and field.categories and cat.name not in field.categories:
+            problems.append(
+                (
+                    "illegal_field",
+                    field.name,
+                    f"category {cat.name!r} does not allow field {field.name!r} "
+                    f"(only {', '.join(field.categories)} may carry it)",
+                )
+            )
     if cat.single_target_from:
         targets = obj["targets"]
         if len(targets) != 1 or targets[0] not in cat.single_target_from:
@@ -347,12 +389,8 @@ def check_object(obj: Any, spec: AnySpec) -> list[LineProblem]:
     """Stages 2-5 on a decoded value; the problems of the first stage that fails."""
     if not isinstance(obj, dict):
         return [("not_object", None, f"a task is a JSON object, found {_json_type(obj)}")]
-    for stage in (_check_fields, _check_types):
-        problems = stage(obj)
-        if problems:
-            return problems
-    for stage2 in (_check_rules, _check_pairs):
-        problems = stage2(obj, spec)
+    for stage in (_check_fields, _check_types, _check_rules, _check_pairs):
+        problems = stage(obj, spec)
         if problems:
             return problems
     return []

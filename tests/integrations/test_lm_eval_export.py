@@ -75,7 +75,7 @@ def test_the_export_refuses_what_it_cannot_keep_faithful(tmp_path: Path) -> None
     bad = _export(ROOT / "fixtures" / "tasks_bad.jsonl", "--output", tmp_path / "b")
     assert bad.returncode == 1
     assert bad.stderr.splitlines()[-1].endswith("refusing to export invalid tasks")
-    assert "tasks_bad.jsonl:22: duplicate_task_id" in bad.stderr
+    assert "tasks_bad.jsonl:24: duplicate_task_id" in bad.stderr
     assert not (tmp_path / "b").exists()
     name = _export(TASKS, "--output", tmp_path / "c", "--allow-code-exec", "--name", "a-b")
     assert name.returncode == 2 and "--name" in name.stderr

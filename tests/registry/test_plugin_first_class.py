@@ -110,9 +110,9 @@ def overlap(prediction: str, targets: Sequence[str]) -> float:
     return max(float(bool(set(prediction.split()) & set(t.split()))) for t in targets)
 
 
-V2 = Migration(
+V3 = Migration(
+    3,
     2,
-    1,
     "arrow answers",
     (
         AddMetric("overlap", "a shared word"),
@@ -127,7 +127,7 @@ class ArrowPlugin:
 
     @hookimpl
     def evalspec_register_migrations(self, register: Callable[[Migration], None]) -> None:
-        register(V2)
+        register(V3)
 
     @hookimpl
     def evalspec_register_categories(self, register: Callable[[Category], None]) -> None:
@@ -287,15 +287,15 @@ def collapse_whitespace(text: str) -> str:
 def test_build_registry_includes_the_builtins_unless_told_otherwise() -> None:
     reg = build_registry([example_plugin], entry_points=False, spec_version=1)
     assert reg.version == 1 and "mcq" in reg.categories
-    assert build_registry([example_plugin], entry_points=False).version == 2
+    assert build_registry([example_plugin], entry_points=False).version == 3
     with pytest.raises(Exception, match="version table is empty"):
         build_registry([], entry_points=False, builtins=False)
 
 
 def test_project_registry_takes_a_directory(tmp_path: Path) -> None:
     root = _project(tmp_path, 'plugins = ["example_plugin"]\n')
-    assert project_registry(root).version == 1  # no lock: version 2 is pending
-    assert project_registry(root, pending=True).version == 2
+    assert project_registry(root).version == 2  # no lock: version 3 is pending
+    assert project_registry(root, pending=True).version == 3
     reg = project_registry(str(root), pending=True)
     assert reg.owners[("metric", "chrf")] == "project-plugin:example_plugin"
 
@@ -374,9 +374,9 @@ def test_a_migration_moved_from_a_project_into_a_package_keeps_its_checksum(
     migrations = root / "spec" / "migrations"
     (migrations / "fixtures").mkdir(parents=True)
     shutil.copy(example_plugin.FIXTURES / "translation.jsonl", migrations / "fixtures")
-    (migrations / "0002_translation.py").write_text(
+    (migrations / "0003_translation.py").write_text(
         "from evalspec.versions import AddCategory, AddMetric, AddPostProcess, Migration\n"
-        "migration = Migration(2, 1, 'Add category translation', (\n"
+        "migration = Migration(3, 2, 'Add category translation', (\n"
         "    AddMetric('chrf'), AddPostProcess('collapse_whitespace'),\n"
         "    AddCategory('translation', ('chrf',), ('collapse_whitespace',),\n"
         "                ('fixtures/translation.jsonl',)),\n"

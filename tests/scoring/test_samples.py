@@ -184,6 +184,7 @@ def test_builtin_binary_flags() -> None:
         "exact_match",
         "accuracy",
         "code_exec",
+        "numeric_match",
     }
 
 

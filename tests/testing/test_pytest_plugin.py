@@ -292,7 +292,7 @@ def test_the_registry_fixture_is_the_projects_registry(pytester: pytest.Pytester
         test_fixture=(
             "import pytest\n\n"
             "def test_project(evalspec_registry):\n"
-            "    assert evalspec_registry.version == 2  # pending v2 included\n"
+            "    assert evalspec_registry.version == 3  # pending v3 included\n"
             "    owner = evalspec_registry.owners[('metric', 'chrf')]\n"
             "    assert owner == 'project-plugin:example_plugin'\n\n"
             "@pytest.mark.evalspec_registry(spec_version=1)\n"
