@@ -203,13 +203,24 @@ def valid_tasks(
         for rule in spec.categories[name].post_processes
     )
     targets = {name: targets_for(spec.categories[name]) for name in names}
-    return _tasks(st.sampled_from(triples), targets)
+    # Each optional field a migration added (spec v2's preamble, code_protocol), left
+    # out or drawn: one of its choices, else any text; only where its categories allow.
+    optional = {
+        name: [
+            (field.name, st.none() | (st.sampled_from(field.choices) if field.choices else _TEXT))
+            for field in spec.fields.values()
+            if not field.categories or name in field.categories
+        ]
+        for name in names
+    }
+    return _tasks(st.sampled_from(triples), targets, optional)
 
 
 # Built once: constructing strategies inside a draw costs more than drawing from them.
 _EXAMPLES = st.none() | few_shot_examples()
 _METADATA = st.none() | metadata()
 _TASK_IDS = task_ids()
+_TEXT = json_text(max_size=80)
 _PROMPT_TEXT = json_text(min_size=1, max_size=80).filter(
     lambda p: bool(p.strip()) and not p[-1].isspace()
 )
@@ -220,6 +231,7 @@ def _tasks(
     draw: st.DrawFn,
     triples: st.SearchStrategy[tuple[str, str, str]],
     targets: Mapping[str, st.SearchStrategy[list[str]]],
+    optional: Mapping[str, list[tuple[str, st.SearchStrategy[str | None]]]],
 ) -> Task:
     category, metric, rule = draw(triples)
     examples = draw(_EXAMPLES)
@@ -240,6 +252,10 @@ def _tasks(
     meta = draw(_METADATA)
     if meta is not None:
         task["metadata"] = meta
+    for name, values in optional[category]:
+        value = draw(values)
+        if value is not None:
+            task[name] = value
     return task
 
 
