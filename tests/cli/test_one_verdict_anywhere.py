@@ -3,11 +3,11 @@ by walking up from the path, as pytest and ruff find their configuration.
 
 The repository is a real git repository made as a team would make it: ``evalspec
 init evals`` at its root, then a ``[tool.evalspec]`` project in ``evals/`` that adds
-spec version 2 (the worked example's ``translation`` category and ``chrf`` metric)
-and locks it, and a data card at ``spec_version: 2``. validate, lint, score, gate
+spec version 3 (the worked example's ``translation`` category and ``chrf`` metric)
+and locks it, and a data card at ``spec_version: 3``. validate, lint, score, gate
 and the pytest plugin run from the repository root, from the layout and from its
 ``datasets/`` directory, each in a subprocess; with the paths normalised their
-output and exit status are identical, and they are the verdicts at version 2 (from
+output and exit status are identical, and they are the verdicts at version 3 (from
 the root, version 1 alone would refuse the ``translation`` task).
 """
 
@@ -26,7 +26,7 @@ import pytest
 
 DIRECTORIES = (".", "evals", "evals/datasets")
 CHANGELOG = (
-    "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 2: category `translation`.\n"
+    "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 3: category `translation`.\n"
 )
 TRANSLATION = {
     "task_id": "example_tr_001",
@@ -81,7 +81,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     card = datasets / "example.card.md"
     text = card.read_text(encoding="utf-8")
     assert "spec_version: 1 " in text
-    card.write_text(text.replace("spec_version: 1 ", "spec_version: 2 ", 1), encoding="utf-8")
+    card.write_text(text.replace("spec_version: 1 ", "spec_version: 3 ", 1), encoding="utf-8")
     with (datasets / "example.jsonl").open("a", encoding="utf-8") as f:
         f.write(json.dumps(TRANSLATION) + "\n")
     # A second dataset with one task invalid at every version: the verdicts carry problems.
@@ -96,7 +96,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         encoding="utf-8",
     )
     gates = evals / "config" / "gates.yaml"
-    # A gate on the project's own metric: known only at the layout's spec version 2.
+    # A gate on the project's own metric: known only at the layout's spec version 3.
     scaffolded = gates.read_text(encoding="utf-8")
     line = "    exact_match: {min: 0.5, max_drop: 0.05}\n"
     assert line in scaffolded
@@ -109,7 +109,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         encoding="utf-8",
     )
     git(root, "add", "-A")
-    git(root, "commit", "-qm", "a layout with its own spec version 2")
+    git(root, "commit", "-qm", "a layout with its own spec version 3")
     return root
 
 
@@ -167,7 +167,7 @@ def test_validate_gives_the_layouts_verdict_from_any_directory(repo: Path) -> No
     assert code == 1, out + err
     assert "<evals>/datasets/example.jsonl: 5 tasks, 5 valid, 0 invalid" in out
     assert "<evals>/datasets/broken.jsonl: 5 tasks, 4 valid, 1 invalid" in out
-    assert "translation" not in out  # version 2 is in force: the category is known
+    assert "translation" not in out  # version 3 is in force: the category is known
 
 
 def test_lint_gives_the_layouts_verdict_from_any_directory(repo: Path) -> None:
@@ -205,7 +205,7 @@ def test_score_and_gate_give_the_same_report_and_verdict_from_any_directory(
         assert code == 0, err
         reports.append(json.loads(out))
     assert all(r == reports[0] for r in reports)
-    assert reports[0]["provenance"]["spec_version"] == 2
+    assert reports[0]["provenance"]["spec_version"] == 3
     (repo / "evals" / "reports").mkdir(exist_ok=True)
     (repo / "evals" / "reports" / "example.json").write_text(found[0][1], encoding="utf-8")
     code, out, err = assert_identical(
@@ -277,12 +277,12 @@ def test_lint_names_the_cards_spec_version_as_the_fix_not_a_flag_it_lacks(
     copy = tmp_path / "evals"
     shutil.copytree(repo / "evals", copy)
     card = copy / "datasets" / "example.card.md"
-    card.write_text(card.read_text().replace("spec_version: 2 ", "spec_version: 1 "))
+    card.write_text(card.read_text().replace("spec_version: 3 ", "spec_version: 1 "))
     done = run(copy, "-m", "evalspec", "lint", "--no-git")
     assert done.returncode == 1, done.stdout + done.stderr
-    later = [line for line in done.stdout.splitlines() if "added in spec version 2" in line]
+    later = [line for line in done.stdout.splitlines() if "added in spec version 3" in line]
     assert len(later) == 3  # the category, the metric and the rule of the translation task
-    assert all(line.endswith("(set spec_version: 2 in the data card)") for line in later)
+    assert all(line.endswith("(set spec_version: 3 in the data card)") for line in later)
     assert "--spec-version" not in done.stdout + done.stderr
     validated = run(copy, "-m", "evalspec", "validate", "--spec-version", "1", "datasets")
-    assert "(validate with --spec-version 2)" in validated.stdout  # validate's own fix
+    assert "(validate with --spec-version 3)" in validated.stdout  # validate's own fix

@@ -195,7 +195,7 @@ def make_example_project(root: Path) -> Path:
         '[project]\nname = "suite"\n\n[tool.evalspec]\nplugins = ["example_plugin"]\n'
     )
     (root / "CHANGELOG.md").write_text(
-        "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 2: category `translation`.\n"
+        "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 3: category `translation`.\n"
     )
     shutil.copytree(Path(example_plugin.__file__).parent, root / "example_plugin")
     return root

@@ -38,7 +38,7 @@ def _seen(registry: Registry, examples: int) -> list[dict[str, Any]]:
 
 
 def test_valid_tasks_reach_every_category_and_legal_pair(registry: Registry) -> None:
-    tasks = _seen(registry, 1000)
+    tasks = _seen(registry, 2500)  # spec v2 allows 42 triples, some rare in the draw order
     reached = {(t["category"], t["metric_name"], t["post_process"]) for t in tasks}
     assert reached == set(_pairs(registry))
 

@@ -16,6 +16,7 @@ import example_plugin
 import pytest
 
 from evalspec import validate_task
+from evalspec.registry.build import default_registry
 from evalspec.model import Category, Metric
 
 TASK: dict[str, Any] = {
@@ -43,9 +44,10 @@ def test_pass_at_k_points_to_code_exec_and_the_pass_at_option() -> None:
 
 
 def test_sentiment_points_to_classification() -> None:
+    latest = default_registry().version
     for name in ("sentiment", "Sentiment_Analysis", "nli"):
         (message,) = messages(category=name)
-        assert f'category "{name}" is not in spec version 1' in message
+        assert f'category "{name}" is not in spec version {latest}' in message
         assert "did you mean 'classification'? the label is the target" in message
 
 
@@ -74,7 +76,7 @@ def test_a_project_plugin_declares_its_own_aliases(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     (root / "CHANGELOG.md").write_text(
-        "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 2: category `translation`.\n",
+        "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 3: category `translation`.\n",
         encoding="utf-8",
     )
     plugin = root / "example_plugin"
@@ -95,6 +97,6 @@ def test_a_project_plugin_declares_its_own_aliases(tmp_path: Path) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines()[0].endswith(
-        'metric_name "character_fscore" is not in spec version 2 (known: exact_match, f1, '
-        "bleu_4, rouge_l, accuracy, code_exec, chrf); did you mean 'chrf'?"
+        'metric_name "character_fscore" is not in spec version 3 (known: exact_match, f1, '
+        "bleu_4, rouge_l, accuracy, code_exec, numeric_match, chrf); did you mean 'chrf'?"
     )
