@@ -16,8 +16,8 @@ import example_plugin
 import pytest
 
 from evalspec import validate_task
-from evalspec.registry.build import default_registry
 from evalspec.model import Category, Metric
+from evalspec.registry.build import default_registry
 
 TASK: dict[str, Any] = {
     "task_id": "t1",
