@@ -475,8 +475,10 @@ def test_every_module_imports_alone_in_a_fresh_interpreter() -> None:
         done = subprocess.run(
             [sys.executable, "-c", f"import {name}"], capture_output=True, text=True, check=False
         )
-        if done.returncode != 0:
-            failed.append(f"{name}: {done.stderr.strip().splitlines()[-1]}")
+        last = done.stderr.strip().splitlines()[-1] if done.returncode != 0 else ""
+        # A module of an optional extra that is not installed must say which to install.
+        if done.returncode != 0 and "pip install 'evalspec-contract[" not in last:
+            failed.append(f"{name}: {last}")
     assert failed == []
 
 
@@ -501,7 +503,8 @@ def test_a_plain_editable_install_imports_the_builtins_and_fixtures(tmp_path: Pa
         [str(python), "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "True"]
+    # The newest spec version the built-in plugins release (evalspec/versions/evalspec.lock).
+    assert out.stdout.split() == ["2", "True"]
 
 
 def test_every_missing_extra_error_is_the_one_missing_dependency_error() -> None:
