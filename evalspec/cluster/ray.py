@@ -113,7 +113,10 @@ def _node_sandbox(limits: Limits, minimum_tier: str | None) -> Sandbox:
     key = (limits, minimum_tier)
     box = _node_sandboxes.get(key)
     if box is None:
-        box = _node_sandboxes[key] = Sandbox(limits, minimum_tier=minimum_tier)
+        # No worker slots on a node: a slot's zygote would outlive a node killed
+        # mid-run and report its runs as killed programs; without them the runs die
+        # with the node's worker, and Ray retries the task (tests/cluster).
+        box = _node_sandboxes[key] = Sandbox(limits, minimum_tier=minimum_tier, slots=False)
     return box
 
 

@@ -7,6 +7,8 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+import attrs
+
 import evalspec.sandbox.verdict as verdict
 from evalspec.sandbox.driver import NEVER_CALLED
 from evalspec.sandbox.errors import NoTestsError, SandboxUnavailable, WeakIsolationWarning
@@ -57,6 +59,7 @@ class Sandbox:
         python: str | None = None,
         unshare: str | None = None,
         trust_custom_types: bool = False,
+        slots: bool = True,
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
@@ -100,7 +103,10 @@ class Sandbox:
             raise TypeError(f"trust_custom_types must be a bool, got {trust_custom_types!r}")
         self.trust_custom_types = trust_custom_types
         self.limits = limits if limits is not None else Limits()
-        self._plan: LaunchPlan = plan
+        # ``slots=False``: every run starts its own interpreters, a child of this
+        # process (the Ray executor: a node killed mid-run must take its runs with it,
+        # so that Ray retries the task instead of reporting a killed program).
+        self._plan: LaunchPlan = plan if slots else attrs.evolve(plan, slots=False)
 
     @property
     def tier(self) -> str:
