@@ -1,4 +1,4 @@
-"""Running the code blocks of README.md and docs/*.md (the convention: docs/README.md).
+"""Running the code blocks of README.md and docs/**/*.md (the convention: docs/contributing.md).
 
 Sybil finds the fenced blocks and keeps one namespace per document; the
 evaluators here decide what running a block means for its language:
@@ -76,6 +76,8 @@ _IGNORE = shutil.ignore_patterns(
     "*.egg-info",
     "build",
     "dist",
+    "site",
+    ".ci-site",
 )
 
 

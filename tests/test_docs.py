@@ -1,5 +1,5 @@
-"""Every code block of README.md and docs/*.md runs as written (docs/README.md says how
-blocks are run and how one is marked as not runnable)."""
+"""Every code block of README.md and docs/**/*.md runs as written (docs/contributing.md,
+"Writing docs that run", says how blocks are run and how one is marked as not runnable)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from docs_blocks import ROOT, run_document, scratch_copy
 
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))

@@ -1,4 +1,4 @@
-"""The docs runner itself: each rule of docs/README.md, on small made-up documents."""
+"""The docs runner itself: each rule of docs/contributing.md, on small made-up documents."""
 
 from __future__ import annotations
 

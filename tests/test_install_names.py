@@ -37,7 +37,7 @@ _REQUIREMENT = re.compile(r"^(?P<name>[\w.{}-]+)(?:\[(?P<extras>[^\]]*)\])?(?P<s
 
 def _scanned_files() -> list[Path]:
     files = [ROOT / "README.md", ROOT / ".pre-commit-hooks.yaml"]
-    files += sorted((ROOT / "docs").glob("*.md"))
+    files += sorted((ROOT / "docs").rglob("*.md"))
     files += sorted((ROOT / "evalspec").rglob("*.py"))
     files += sorted(p for p in (ROOT / "plugins").rglob("*") if p.is_file() and p.suffix != ".pyc")
     ci = ROOT / ".ci" / "run"

@@ -1,9 +1,10 @@
 """One vocabulary per kind of problem, and the docs in step with each.
 
 Each layer reports problems from one closed table; the docs list each table's codes in
-one place. Every test here reads the codes the docs name there and compares them with
-the table, both ways (the lint table: tests/evals/test_lintrules.py): a code added to a
-table without docs, or documented without existing, fails.
+one place (docs/spec.md, docs/codes.md, docs/score-report.md). Every test here reads
+the codes the docs name there and compares them with the table, both ways (the lint
+table: tests/evals/test_lintrules.py): a code added to a table without docs, or
+documented without existing, fails.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from evalspec.rules import RULES
 from evalspec.scoring.predictions import PREDICTION_RULES
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text("utf-8")
+SPEC = (ROOT / "docs" / "spec.md").read_text("utf-8")
+CODES = (ROOT / "docs" / "codes.md").read_text("utf-8")
 CODE = re.compile(r"`([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+)`")
 
 
@@ -33,7 +35,7 @@ def named(text: str) -> set[str]:
 
 
 def test_the_validator_stages_list_exactly_the_validator_rules() -> None:
-    stages = between(README, "1. **parse**", "\n\n")
+    stages = between(SPEC, "1. **parse**", "\n\n")
     # The stage list also names fields and examples in backticks (`field`, `targets`):
     # every rule is listed, and every snake_case code it names is a rule.
     codes = {c for c in named(stages) if "_" in c}
@@ -42,7 +44,7 @@ def test_the_validator_stages_list_exactly_the_validator_rules() -> None:
 
 
 def test_the_manifest_table_lists_exactly_the_manifest_codes() -> None:
-    table = between(README, "| code | meaning |", "\n\n")
+    table = between(CODES, "| code | meaning |", "\n\n")
     first_column = [row.split("|")[1] for row in table.splitlines()[2:]]
     assert sorted(c for cell in first_column for c in named(cell)) == sorted(PROBLEM_CODES)
 

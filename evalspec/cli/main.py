@@ -1,6 +1,6 @@
 """How the ``evalspec`` command ends when it is interrupted or its output goes away.
 
-The rules (README, "Limits and untrusted input"):
+The rules (docs/limits.md, "Signals and pipes"):
 
 - **Ctrl-C (SIGINT)** at any moment after the interpreter has started,
   start-up included, ends the run with exit code 130 and the one line

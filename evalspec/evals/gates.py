@@ -457,7 +457,7 @@ def to_json(
     compared_anyway: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The gate run as one JSON object (``gate --format json``; the schema is in
-    README.md, *Gate*). Every key is always present, in this order, so a tool
+    docs/gates.md). Every key is always present, in this order, so a tool
     reads ``counts.failed`` or ``checks[i].result`` without guessing;
     ``config`` names the gates file read, ``uncovered`` the reports' datasets no
     gate covers, ``compared_anyway`` the differences ``--allow-incomparable``

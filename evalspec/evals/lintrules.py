@@ -1,7 +1,7 @@
 """The closed vocabulary of ``evalspec lint`` rule codes.
 
 Lint reports these codes and, for task-spec problems, the validator's own
-codes (:data:`evalspec.rules.RULES`). The README's "Evals as code" section
+codes (:data:`evalspec.rules.RULES`). docs/codes.md ("Lint rules")
 carries the same table; a test pins that the two agree.
 """
 

@@ -2,7 +2,7 @@
 
 ``tests/example_plugin`` contributes the migration (category ``translation``,
 metric ``chrf``, post-process rule ``collapse_whitespace``, one fixture) and
-the implementations. The README's "Adding a category" walks through it.
+the implementations. docs/adding-a-category.md walks through it.
 """
 
 from __future__ import annotations

@@ -58,8 +58,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _documented() -> dict[str, Any]:
-    """The example object README.md gives for ``gate --format json``."""
-    readme = (ROOT / "README.md").read_text()
+    """The example object docs/gates.md gives for ``gate --format json``."""
+    readme = (ROOT / "docs" / "gates.md").read_text()
     after = readme.index("`gate --format json` prints one object")
     start = readme.index("```json\n", after) + len("```json\n")
     doc: dict[str, Any] = json.loads(readme[start : readme.index("```\n", start)])

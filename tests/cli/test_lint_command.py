@@ -208,5 +208,6 @@ def test_an_unknown_rule_code_is_a_usage_error(
     assert code == 2 and captured.out == ""
     assert captured.err.splitlines() == [
         "evalspec: error: unknown rule code 'crad_missing' (the rules are listed in the "
-        "README's lint table and `evalspec validate`'s rule codes)"
+        "docs' Problem codes page, docs/codes.md: the lint rules and `evalspec validate`'s "
+        "rule codes)"
     ]

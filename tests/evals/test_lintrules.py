@@ -1,4 +1,4 @@
-"""The lint rule vocabulary is closed and documented in the README."""
+"""The lint rule vocabulary is closed and documented in docs/codes.md."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 from evalspec.evals.lintrules import LINT_RULES
 from evalspec.rules import RULES
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CODES = Path(__file__).resolve().parents[2] / "docs" / "codes.md"
 
 
-def test_readme_table_lists_exactly_the_lint_rules() -> None:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## Evals as code\n")
+def test_the_docs_table_lists_exactly_the_lint_rules() -> None:
+    text = CODES.read_text(encoding="utf-8")
+    start = text.index("\n## Lint rules\n")
     end = text.find("\n## ", start + 1)
     section = text[start : end if end != -1 else len(text)]
     documented = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.MULTILINE)

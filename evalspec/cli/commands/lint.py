@@ -87,8 +87,8 @@ def _selection_problems(selection: Any) -> list[str]:
     from evalspec.rules import RULES
 
     return [
-        f"unknown rule code {one_line(code)!r} (the rules are listed in the README's lint "
-        "table and `evalspec validate`'s rule codes)"
+        f"unknown rule code {one_line(code)!r} (the rules are listed in the docs' Problem "
+        "codes page, docs/codes.md: the lint rules and `evalspec validate`'s rule codes)"
         for code in selection.unknown([*RULES, *LINT_RULES])
     ]
 
