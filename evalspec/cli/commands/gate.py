@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, STDIN_NAME, stdin_binary
 from evalspec.cli.options import add_color, add_quiet
+from evalspec.io.inputs import STDIN, STDIN_NAME, stdin_binary
 from evalspec.io.terminal import Painter
 from evalspec.io.wording import counted
 

@@ -94,10 +94,10 @@ def _unreadable(groups: list[tuple[Any, list[Path] | None]]) -> list[str]:
     """The datasets lint must not open, one problem each: a symlink out of the
     repository (its lines would be printed back as invalid tasks' text), a dangling
     symlink, a named pipe or a device (each silently left out of the lint before).
-    The rules are validate's (:mod:`evalspec.cli.inputs`)."""
+    The rules are validate's (:mod:`evalspec.io.inputs`)."""
     import os
 
-    from evalspec.cli.inputs import escape_problem, special_problem
+    from evalspec.io.inputs import escape_problem, special_problem
     from evalspec.io.repository import repository_of
 
     problems: list[str] = []

@@ -9,13 +9,13 @@ import json
 import sys
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, expand, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_paths, add_spec_version
+from evalspec.io.inputs import STDIN, expand, input_name, stdin_binary
 from evalspec.io.wording import counted, one_line
 from evalspec.model import TaskSpec
 from evalspec.registry.build import default_registry
 from evalspec.scoring.render import render
-from evalspec.validation.messages import format_error
+from evalspec.validation.messages import format_error, not_jsonl_hint
 from evalspec.validation.validator import ValidationResult, validate_file
 
 FORMATS = ("jsonl", "json", "text")

@@ -8,15 +8,16 @@ import functools
 import sys
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_executor_options
-from evalspec.cli.swapped import looks_swapped
 from evalspec.io.exitcodes import EXIT_USAGE
+from evalspec.io.inputs import STDIN, input_name, stdin_binary
 from evalspec.io.wording import one_line
 from evalspec.registry.build import default_registry
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
 from evalspec.scoring.pipeline import ScoreOptions, score_inputs
 from evalspec.scoring.report import FORMATS, format_report
+from evalspec.scoring.swapped import looks_swapped
+from evalspec.validation.messages import not_jsonl_hint
 
 
 def _tier(text: str) -> str:

@@ -9,7 +9,6 @@ import os
 import sys
 
 from evalspec.cli.formatnames import FORMATS
-from evalspec.cli.inputs import STDIN, expand, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import (
     add_color,
     add_executor_options,
@@ -17,9 +16,10 @@ from evalspec.cli.options import (
     add_quiet,
     add_spec_version,
 )
+from evalspec.io.inputs import STDIN, expand, input_name, stdin_binary
 from evalspec.io.terminal import Painter
 from evalspec.io.wording import counted, one_line
-from evalspec.validation.messages import format_error, summary
+from evalspec.validation.messages import format_error, not_jsonl_hint, summary
 
 # A warm run on a valid file imports neither typing, the value classes (attrs),
 # the formatters nor the registry: the names below are annotations only, and the
@@ -205,11 +205,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _refuse_escaping(shards: list[str]) -> None:
     """A local shard is read as a named task file is: not through a symlink out of
-    the repository (see :func:`evalspec.cli.inputs.escape_problem`).
+    the repository (see :func:`evalspec.io.inputs.escape_problem`).
 
     :raises ShardError: one is.
     """
-    from evalspec.cli.inputs import escape_problem
+    from evalspec.io.inputs import escape_problem
     from evalspec.io.repository import repository_of
     from evalspec.validation.shards import ShardError
 
