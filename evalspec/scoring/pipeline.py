@@ -13,8 +13,10 @@ from typing import Any
 
 import attrs
 
+from evalspec.errors import EvalspecError
 from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from evalspec.io.wording import counted
+from evalspec.io.inputs import STDIN, input_name, stdin_binary
+from evalspec.io.wording import counted, one_line
 from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry
 from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
@@ -190,3 +192,34 @@ def score_inputs(
     return ScoreOutcome(
         EXIT_PROBLEMS if predictions.problems or not validation.validated else EXIT_OK, report
     )
+
+
+class UnreadableInput(EvalspecError):
+    """A score input that cannot be read whole: an I/O error, or a line past the limit."""
+
+
+def read_input(path: str) -> bytes:
+    """All of ``path`` (``-``: standard input), as the score run hashes and reads it.
+
+    :raises UnreadableInput: it cannot be read, or a line runs past
+        :func:`~evalspec.io.linelimit.max_line_bytes` (a file without line breaks
+        must not fill memory).
+    """
+    from evalspec.io.linelimit import max_line_bytes, overlong_message
+
+    limit = max_line_bytes()
+    parts: list[bytes] = []
+    run = 0  # bytes since the last line break
+    try:
+        with contextlib.ExitStack() as stack:
+            f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
+            while chunk := f.read(1 << 20):
+                parts.append(chunk)
+                cut = chunk.rfind(b"\n")
+                run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
+                if run > limit:
+                    raise UnreadableInput(f"{input_name(path)}: {overlong_message(limit)}")
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise UnreadableInput(f"cannot read {one_line(input_name(path))}: {reason}") from None
+    return b"".join(parts)

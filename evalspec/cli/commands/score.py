@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
 import sys
 from typing import Any
 
 from evalspec.cli.options import add_executor_options
 from evalspec.io.exitcodes import EXIT_USAGE
-from evalspec.io.inputs import STDIN, input_name, stdin_binary
-from evalspec.io.wording import one_line
-from evalspec.registry.build import default_registry
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
-from evalspec.scoring.pipeline import ScoreOptions, score_inputs
+from evalspec.scoring.pipeline import ScoreOptions
 from evalspec.scoring.report import FORMATS, format_report
-from evalspec.scoring.swapped import looks_swapped
-from evalspec.validation.messages import not_jsonl_hint
 
 
 def _tier(text: str) -> str:
@@ -156,34 +149,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _read(path: str) -> bytes | None:
-    from evalspec.io.linelimit import max_line_bytes, overlong_message
-
-    limit = max_line_bytes()
-    parts: list[bytes] = []
-    run = 0  # bytes since the last line break: a file without them must not fill memory
-    try:
-        with contextlib.ExitStack() as stack:
-            f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
-            while chunk := f.read(1 << 20):
-                parts.append(chunk)
-                cut = chunk.rfind(b"\n")
-                run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
-                if run > limit:
-                    print(
-                        f"evalspec: error: {input_name(path)}: {overlong_message(limit)}",
-                        file=sys.stderr,
-                    )
-                    return None
-    except OSError as exc:
-        reason = exc.strerror or exc
-        print(
-            f"evalspec: error: cannot read {one_line(input_name(path))}: {reason}", file=sys.stderr
-        )
-        return None
-    return b"".join(parts)
-
-
 def _say(line: str) -> None:
     print(line, file=sys.stderr)
 
@@ -200,40 +165,12 @@ def _progress(done: int, total: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.executor == "ray":
-        from evalspec.cluster.ray import import_ray
+    from evalspec.command import score
 
-        import_ray()  # without the extra: say how to install it before reading anything
-    registry = default_registry(args.spec_version)
-    if args.tasks == STDIN and args.predictions == STDIN:
-        print(
-            "evalspec: error: TASKS and PREDICTIONS cannot both be - (standard input)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    tasks_bytes = _read(args.tasks)
-    predictions_bytes = _read(args.predictions)
-    if tasks_bytes is None or predictions_bytes is None:
-        return EXIT_USAGE
-    tasks_name, predictions_name = input_name(args.tasks), input_name(args.predictions)
-    if looks_swapped(tasks_bytes, predictions_bytes):
-        print(
-            f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
-            "tasks: the arguments look swapped",
-            file=sys.stderr,
-        )
-        print(
-            f"evalspec: hint: tasks come first: evalspec score {predictions_name} {tasks_name}",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    outcome = score_inputs(
-        tasks_bytes,
-        predictions_bytes,
-        tasks_path=args.tasks,
-        tasks_name=tasks_name,
-        predictions_name=predictions_name,
-        registry=registry,
+    result = score(
+        args.tasks,
+        args.predictions,
+        spec_version=args.spec_version,
         options=ScoreOptions(
             allow_bad_tasks=args.allow_bad_tasks,
             allow_code_exec=args.allow_code_exec,
@@ -246,13 +183,12 @@ def run(args: argparse.Namespace) -> int:
             bootstrap=args.bootstrap,
             dataset=args.dataset,
         ),
-        say=_say,
+        on_message=_say,
         progress=_progress if sys.stderr.isatty() else None,
-        first_error_hint=functools.partial(not_jsonl_hint, args.tasks),
     )
-    report = outcome.report
+    report = result.report
     if report is None:
-        return outcome.exit_code
+        return result.exit_code
     text = format_report(report, args.format)
     if args.output:
         from evalspec.io.atomicfile import write_report
@@ -265,4 +201,4 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     else:
         sys.stdout.write(text)
-    return outcome.exit_code
+    return result.exit_code

@@ -1,0 +1,820 @@
+"""The commands as library functions: one plain function per ``evalspec`` command.
+
+Each function does the command's work and returns a result value; none prints,
+exits or parses arguments. The command line (:mod:`evalspec.cli.commands`) is
+built over them: a subcommand parses its arguments, calls its one function here
+and prints the result with its exit code. Alembic's ``alembic.command`` is the
+model.
+
+Inputs are what the command line takes: paths (``-`` is standard input where the
+command reads one), and options as keyword arguments. Bad input a command finds
+is in its result (with :attr:`exit_code` 1 or 2); a usage error (options that do
+not go together) raises :class:`CommandUsageError`, and the errors of the layers
+below (a plugin that fails to load, a missing optional dependency) propagate as
+the :class:`~evalspec.errors.EvalspecError` they are.
+
+The result classes are plain slotted read-only classes, not attrs ones: a warm
+``evalspec validate`` of a valid file imports neither attrs nor typing
+(``tests/cli/test_startup.py`` pins it), and it imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+
+from evalspec.errors import EvalspecError
+from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from evalspec.io.inputs import STDIN, expand, input_name
+
+# Annotations only (the warm `evalspec validate` imports neither typing nor the
+# value classes). Type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
+    from typing import Any, Protocol
+
+    from evalspec.evals.gates import Verdict
+    from evalspec.evals.layout import Layout
+    from evalspec.evals.lint import LintReport
+    from evalspec.model import ErrorRecord
+    from evalspec.registry.tables import AnySpec
+    from evalspec.scoring.pipeline import ScoreOptions
+    from evalspec.validation.engine import Tally
+    from evalspec.validation.validator import LineResult
+
+    class ProgressLine(Protocol):
+        """What :func:`validate` draws a file's progress on (``cli.progress.Progress``)."""
+
+        def update(self, counts: Tally) -> None: ...
+
+        def clear(self) -> None: ...
+
+
+class CommandUsageError(EvalspecError):
+    """Options given to a library command that do not go together."""
+
+
+class _Result:
+    """A read-only slotted value: fields are set once, by ``__init__``."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def _set(self, **fields: object) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Result) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+
+# --- validate -----------------------------------------------------------------
+
+
+class FileValidation(_Result):
+    """The verdict on one task file (or one shard of a dataset).
+
+    ``errors`` holds every error in line order, unless :func:`validate` streamed
+    them to its ``on_error`` instead (then it is empty and ``first_error`` is still
+    set). A file that could not be read or checked has ``failure`` (``"cannot
+    read"`` or ``"cannot check"``, when a ``jobs`` worker was lost) and ``reason``.
+    """
+
+    __slots__ = ("errors", "failure", "first_error", "hint", "invalid", "name", "reason", "total")
+
+    name: str
+    total: int
+    invalid: int
+    errors: tuple[ErrorRecord, ...]
+    first_error: ErrorRecord | None
+    failure: str | None
+    reason: str | None
+    hint: str | None
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        total: int = 0,
+        invalid: int = 0,
+        errors: tuple[ErrorRecord, ...] = (),
+        first_error: ErrorRecord | None = None,
+        failure: str | None = None,
+        reason: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self._set(
+            name=name,
+            total=total,
+            invalid=invalid,
+            errors=errors,
+            first_error=first_error,
+            failure=failure,
+            reason=reason,
+            hint=hint,
+        )
+
+    @property
+    def valid(self) -> int:
+        return self.total - self.invalid
+
+
+class DatasetValidation(_Result):
+    """A sharded dataset (a glob or URL) checked as one: its shards' verdicts, task
+    ids unique across them."""
+
+    __slots__ = ("pattern", "shards")
+
+    pattern: str
+    shards: tuple[FileValidation, ...]
+
+    def __init__(self, pattern: str, shards: tuple[FileValidation, ...]) -> None:
+        self._set(pattern=pattern, shards=shards)
+
+    @property
+    def total(self) -> int:
+        return sum(s.total for s in self.shards)
+
+    @property
+    def invalid(self) -> int:
+        return sum(s.invalid for s in self.shards)
+
+
+class ValidateResult(_Result):
+    """What :func:`validate` found: the problems with the paths themselves (a
+    directory without task files, a symlink out of the repository, ``-`` twice),
+    then one entry per file or dataset, in the order given."""
+
+    __slots__ = ("entries", "input_problems")
+
+    input_problems: tuple[str, ...]
+    entries: tuple[FileValidation | DatasetValidation, ...]
+
+    def __init__(
+        self,
+        input_problems: tuple[str, ...],
+        entries: tuple[FileValidation | DatasetValidation, ...],
+    ) -> None:
+        self._set(input_problems=input_problems, entries=entries)
+
+    @property
+    def files(self) -> Iterator[FileValidation]:
+        """Every file's verdict, a dataset's shards in its place."""
+        for entry in self.entries:
+            if isinstance(entry, DatasetValidation):
+                yield from entry.shards
+            else:
+                yield entry
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a path could not be used or read, else 1 when a task is invalid, else 0."""
+        if self.input_problems or any(
+            isinstance(e, FileValidation) and e.failure is not None for e in self.entries
+        ):
+            return EXIT_USAGE
+        return EXIT_PROBLEMS if any(f.invalid for f in self.files) else EXIT_OK
+
+
+def validate(
+    paths: Sequence[str],
+    *,
+    spec_version: int | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    on_input_problem: Callable[[str], None] | None = None,
+    on_error: Callable[[str, ErrorRecord], None] | None = None,
+    on_entry: Callable[[FileValidation | DatasetValidation], None] | None = None,
+    progress: Callable[[str], ProgressLine] | None = None,
+    shard_progress: Callable[[str, int, int], None] | None = None,
+) -> ValidateResult:
+    """Validate task files line by line (``evalspec validate``).
+
+    ``paths`` are files, directories (their ``*.jsonl`` files), ``-`` for standard
+    input, or a quoted glob or fsspec URL naming the shards of one dataset (checked
+    as one: task ids unique across shards). ``executor="ray"`` checks every path as
+    a dataset on a Ray cluster (``ray_address``, default: found as Ray finds it).
+
+    Valid tasks are never built or held. To stream a big file's errors rather than
+    hold them, pass ``on_error(name, error)``: each error of a file read one by one
+    goes there, in line order, instead of into the result. ``on_input_problem`` is
+    told of each problem with the paths before any file is read; ``on_entry`` is called
+    with each file's or dataset's verdict as soon as it is complete; ``progress(name)``
+    gives the line to draw a file's progress on, ``shard_progress(pattern, done,
+    total)`` is told of each shard checked.
+
+    :raises CommandUsageError: ``ray_address`` without ``executor="ray"``.
+    :raises EvalspecError: the spec version cannot be had (a plugin fails to load,
+        an unknown ``spec_version``), or Ray is asked for and not installed.
+    """
+    if ray_address is not None and executor != "ray":
+        raise CommandUsageError("--ray-address needs --executor ray")
+    if executor == "ray":
+        from evalspec.cluster.ray import import_ray
+
+        import_ray()  # without the extra: say how to install it before reading anything
+    from evalspec.registry.snapshot import tables_in_force
+
+    # The spec version in force, from the registry snapshot when it is current
+    # (as plain tables: no registry, no attrs); plugin errors surface before any
+    # file is read.
+    spec = tables_in_force(spec_version)
+    files, problems = expand(paths)
+    if on_input_problem is not None:
+        for problem in problems:
+            on_input_problem(problem)
+    entries: list[FileValidation | DatasetValidation] = []
+    for path in files:
+        entry: FileValidation | DatasetValidation
+        if _sharded(path, executor):
+            entry = _validate_dataset(path, spec_version, executor, ray_address, shard_progress)
+        else:
+            entry = _validate_file(path, spec_version, jobs, spec, on_error, progress)
+        entries.append(entry)
+        if on_entry is not None:
+            on_entry(entry)
+    return ValidateResult(tuple(problems), tuple(entries))
+
+
+def _validate_file(
+    path: str,
+    spec_version: int | None,
+    jobs: int | None,
+    spec: AnySpec,
+    on_error: Callable[[str, ErrorRecord], None] | None,
+    progress: Callable[[str], ProgressLine] | None,
+) -> FileValidation:
+    from evalspec.validation.engine import Tally
+    from evalspec.validation.messages import not_jsonl_hint
+
+    name = input_name(path)
+    errors: list[ErrorRecord] = []
+    tally = Tally()
+    line = progress(name) if progress is not None else None
+    first_error: ErrorRecord | None = None
+    try:
+        for verdict in _problems(path, spec_version, jobs, tally, line, spec):
+            if first_error is None and verdict.errors:
+                first_error = verdict.errors[0]
+            if on_error is None:
+                errors.extend(verdict.errors)
+            else:
+                for e in verdict.errors:
+                    on_error(name, e)
+    except OSError as exc:
+        from evalspec.validation.pool import WorkerLost
+
+        # A lost jobs worker is not the file's fault: say so.
+        failure = "cannot check" if isinstance(exc, WorkerLost) else "cannot read"
+        return FileValidation(name, failure=failure, reason=exc.strerror or str(exc))
+    finally:
+        if line is not None:
+            line.clear()
+    return FileValidation(
+        name,
+        total=tally.total,
+        invalid=tally.invalid,
+        errors=tuple(errors),
+        first_error=first_error,
+        hint=not_jsonl_hint(path, first_error),
+    )
+
+
+def _problems(
+    path: str,
+    spec_version: int | None,
+    jobs: int | None,
+    tally: Tally,
+    line: ProgressLine | None,
+    spec: AnySpec,
+) -> Iterator[LineResult]:
+    if path != STDIN:
+        from evalspec.validation.engine import iter_problems
+
+        return iter_problems(
+            path,
+            spec_version=spec_version,
+            jobs=jobs,
+            tally=tally,
+            on_chunk=None if line is None else line.update,
+            spec=spec,
+        )
+    return _stdin_problems(spec_version, tally)
+
+
+def _stdin_problems(spec_version: int | None, tally: Tally) -> Iterator[LineResult]:
+    from evalspec.io.inputs import stdin_binary
+    from evalspec.validation.validator import iter_validate
+
+    # A pipe is read once, in this process: the same verdicts as iter_problems.
+    for verdict in iter_validate(stdin_binary(), spec_version=spec_version):
+        tally.total += 1
+        if verdict.task is None:
+            tally.invalid += 1
+            yield verdict
+
+
+def _sharded(path: str, executor: str) -> bool:
+    """Whether ``path`` names a sharded dataset (a glob or URL, or anything under Ray)."""
+    if path == STDIN:
+        return False
+    if executor == "ray":
+        return True
+    # A file whose name merely looks like a glob ("data[1].jsonl") is that file
+    # (and the shards module is imported only for what may be a pattern).
+    if os.path.exists(path):
+        return False
+    from evalspec.validation.shards import is_pattern
+
+    return is_pattern(path)
+
+
+def _refuse_escaping(shards: list[str]) -> None:
+    """A local shard is read as a named task file is: not through a symlink out of
+    the repository (see :func:`evalspec.io.inputs.escape_problem`).
+
+    :raises ShardError: one is.
+    """
+    from evalspec.io.inputs import escape_problem
+    from evalspec.io.repository import repository_of
+    from evalspec.validation.shards import ShardError
+
+    root = repository_of(os.getcwd())
+    for shard in shards:
+        problem = None if "://" in shard else escape_problem(shard, root)
+        if problem is not None:
+            raise ShardError(problem)
+
+
+def _validate_dataset(
+    pattern: str,
+    spec_version: int | None,
+    executor: str,
+    ray_address: str | None,
+    shard_progress: Callable[[str, int, int], None] | None,
+) -> FileValidation | DatasetValidation:
+    """The shards of ``pattern`` validated as one dataset (a :class:`FileValidation`
+    with its ``failure`` when they cannot be listed or read)."""
+    from evalspec.validation.shards import ShardError, validate_shards_local, validate_shards_ray
+    from evalspec.validation.shards import expand as expand_shards
+
+    def told(done: int, total: int) -> None:
+        if shard_progress is not None:
+            shard_progress(pattern, done, total)
+
+    try:
+        shards = expand_shards(pattern)
+        _refuse_escaping(shards)
+        if executor == "ray":
+            from evalspec.cluster.ray import stdout_kept_for_reports
+
+            with stdout_kept_for_reports():
+                found = validate_shards_ray(
+                    shards,
+                    spec_version,
+                    address=ray_address,
+                    progress=told if shard_progress is not None else None,
+                )
+        else:
+            found = validate_shards_local(
+                shards, spec_version, progress=told if shard_progress is not None else None
+            )
+    except (OSError, ShardError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return FileValidation(pattern, failure="cannot read", reason=reason)
+    return DatasetValidation(
+        pattern,
+        tuple(
+            FileValidation(
+                shard.shard,
+                total=shard.total,
+                invalid=shard.invalid,
+                errors=tuple(e for verdict in shard.errors for e in verdict.errors),
+            )
+            for shard in found
+        ),
+    )
+
+
+# --- lint ---------------------------------------------------------------------
+
+
+class LintResult(_Result):
+    """What :func:`lint` found: the problems with the paths given (nothing was
+    linted then, ``report`` is None), or the lint report of every layout named."""
+
+    __slots__ = ("path_problems", "report")
+
+    path_problems: tuple[str, ...]
+    report: LintReport | None
+
+    def __init__(self, path_problems: tuple[str, ...], report: LintReport | None) -> None:
+        self._set(path_problems=path_problems, report=report)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a path cannot be linted or a file read, else 1 on any problem, else 0."""
+        if self.report is None or self.report.io_errors:
+            return EXIT_USAGE
+        return EXIT_OK if self.report.ok else EXIT_PROBLEMS
+
+
+def lint(paths: Sequence[str] = (), *, base: str = "HEAD", check_git: bool = True) -> LintResult:
+    """Lint the datasets of evals-as-code layouts (``evalspec lint``).
+
+    ``paths`` are layout directories, ``datasets/`` directories or ``NAME.jsonl``
+    files (default: the layout at or above the current directory). ``base`` is the
+    revision a changed dataset must have bumped its version against; ``check_git``
+    False skips that check.
+
+    :raises MissingYamlError: PyYAML is not installed (the data cards are YAML).
+    """
+    from evalspec.evals.lint import LintReport, lint_layout
+
+    groups, problems = _lint_targets(paths)
+    problems = problems or _unreadable(groups)
+    if problems:
+        return LintResult(tuple(problems), None)
+    report = LintReport()
+    for layout, files in groups:
+        part = lint_layout(layout, files, base=base, check_git=check_git)
+        report.datasets.extend(part.datasets)
+        report.layout_problems.extend(part.layout_problems)
+        report.io_errors.extend(part.io_errors)
+    return LintResult((), report)
+
+
+def _lint_targets(paths: Sequence[str]) -> tuple[list[tuple[Layout, list[Path] | None]], list[str]]:
+    """Group the paths by layout: ``[(layout, files or None for all)]``."""
+    from pathlib import Path
+
+    from evalspec.evals.layout import DATASETS, find_layout
+
+    groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
+    errors: list[str] = []
+    for raw in paths or ["."]:
+        if raw == STDIN:
+            errors.append(
+                "- (standard input): lint checks datasets beside their data cards; "
+                "give a layout, its datasets/ directory or NAME.jsonl files"
+            )
+            continue
+        path = Path(raw)
+        if not path.exists():
+            errors.append(f"{raw}: no such file or directory")
+            continue
+        layout = find_layout(path)
+        if layout is None:
+            errors.append(
+                f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
+                "above it); run `evalspec init` to create one"
+            )
+            continue
+        key = layout.root
+        if path.is_dir() and path.resolve() == layout.root.resolve():
+            groups[key] = (layout, None)
+            continue
+        files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        current = groups.get(key)
+        if current is not None and current[1] is None:
+            continue
+        before = current[1] if current is not None and current[1] is not None else []
+        groups[key] = (layout, [*before, *files])
+    return list(groups.values()), errors
+
+
+def _unreadable(groups: list[tuple[Layout, list[Path] | None]]) -> list[str]:
+    """The datasets lint must not open, one problem each: a symlink out of the
+    repository (its lines would be printed back as invalid tasks' text), a dangling
+    symlink, a named pipe or a device (each silently left out of the lint before).
+    The rules are validate's (:mod:`evalspec.io.inputs`)."""
+    from evalspec.io.inputs import escape_problem, special_problem
+    from evalspec.io.repository import repository_of
+
+    problems: list[str] = []
+    here = os.getcwd()
+    for layout, files in groups:
+        root = repository_of(str(layout.root))
+        for path in files if files is not None else sorted(layout.datasets.rglob("*.jsonl")):
+            if path.is_dir():
+                continue  # not a dataset file, as for the layout's own listing
+            absolute = os.path.abspath(path)
+            shown = (
+                os.path.relpath(absolute, here) if absolute.startswith(here + os.sep) else absolute
+            )
+            problem = escape_problem(shown, root) or special_problem(shown)
+            if problem is not None:
+                problems.append(problem)
+    return problems
+
+
+# --- score --------------------------------------------------------------------
+
+
+class ScoreResult(_Result):
+    """What :func:`score` did: its exit status, the report (None when none was
+    built: the run was refused or stopped), and every diagnostic line in the order
+    it arose (also given to ``on_message`` as it arose)."""
+
+    __slots__ = ("exit_code", "messages", "report")
+
+    exit_code: int
+    report: dict[str, Any] | None
+    messages: tuple[str, ...]
+
+    def __init__(
+        self, exit_code: int, report: dict[str, Any] | None, messages: tuple[str, ...]
+    ) -> None:
+        self._set(exit_code=exit_code, report=report, messages=messages)
+
+
+def score(
+    tasks: str,
+    predictions: str,
+    *,
+    options: ScoreOptions | None = None,
+    spec_version: int | None = None,
+    on_message: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScoreResult:
+    """Post-process, score and report a model's outputs (``evalspec score``).
+
+    ``tasks`` is the task file and ``predictions`` the model's outputs (one
+    ``{"task_id", "output"}`` JSON line per task); either (not both) may be ``-``
+    for standard input. ``options`` are the run's choices (refusing invalid tasks,
+    code_exec, the sandbox tier, pass@k, the executor, the bootstrap); the report
+    is the documented score report (``format_report`` renders it). ``progress(done,
+    total)`` is told of each task scored.
+
+    :raises CommandUsageError: both inputs are standard input.
+    :raises EvalspecError: the spec version cannot be had, or Ray is asked for
+        and not installed.
+    """
+    from evalspec.registry.build import default_registry
+    from evalspec.scoring.pipeline import ScoreOptions, UnreadableInput, read_input, score_inputs
+    from evalspec.scoring.swapped import looks_swapped
+    from evalspec.validation.messages import not_jsonl_hint
+
+    options = options if options is not None else ScoreOptions()
+    messages: list[str] = []
+
+    def say(line: str) -> None:
+        messages.append(line)
+        if on_message is not None:
+            on_message(line)
+
+    if options.executor == "ray":
+        from evalspec.cluster.ray import import_ray
+
+        import_ray()  # without the extra: say how to install it before reading anything
+    registry = default_registry(spec_version)
+    if tasks == STDIN and predictions == STDIN:
+        raise CommandUsageError("TASKS and PREDICTIONS cannot both be - (standard input)")
+    read: list[bytes] = []
+    for path in (tasks, predictions):
+        try:
+            read.append(read_input(path))
+        except UnreadableInput as exc:
+            say(f"evalspec: error: {exc}")
+    if len(read) < 2:
+        return ScoreResult(EXIT_USAGE, None, tuple(messages))
+    tasks_bytes, predictions_bytes = read
+    tasks_name, predictions_name = input_name(tasks), input_name(predictions)
+    if looks_swapped(tasks_bytes, predictions_bytes):
+        say(
+            f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
+            "tasks: the arguments look swapped"
+        )
+        say(f"evalspec: hint: tasks come first: evalspec score {predictions_name} {tasks_name}")
+        return ScoreResult(EXIT_USAGE, None, tuple(messages))
+    outcome = score_inputs(
+        tasks_bytes,
+        predictions_bytes,
+        tasks_path=tasks,
+        tasks_name=tasks_name,
+        predictions_name=predictions_name,
+        registry=registry,
+        options=options,
+        say=say,
+        progress=progress,
+        first_error_hint=lambda first: not_jsonl_hint(tasks, first),
+    )
+    return ScoreResult(outcome.exit_code, outcome.report, tuple(messages))
+
+
+# --- gate ---------------------------------------------------------------------
+
+
+class GateResult(_Result):
+    """What :func:`gate` found. ``errors`` are the lines saying why no gate was
+    checked (an unreadable config or report, an invalid config, a baseline that is
+    not comparable); otherwise ``verdicts`` holds each check in config order,
+    ``compared_anyway`` the differences from the baseline that
+    ``allow_incomparable`` accepted, and ``uncovered`` the reported datasets no
+    gate covers."""
+
+    __slots__ = ("compared_anyway", "errors", "uncovered", "verdicts")
+
+    errors: tuple[str, ...]
+    verdicts: tuple[Verdict, ...]
+    compared_anyway: tuple[str, ...]
+    uncovered: tuple[str, ...]
+
+    def __init__(
+        self,
+        errors: tuple[str, ...] = (),
+        verdicts: tuple[Verdict, ...] = (),
+        compared_anyway: tuple[str, ...] = (),
+        uncovered: tuple[str, ...] = (),
+    ) -> None:
+        self._set(
+            errors=errors, verdicts=verdicts, compared_anyway=compared_anyway, uncovered=uncovered
+        )
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for v in self.verdicts if v.passed is False)
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for v in self.verdicts if v.passed is None)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when nothing could be checked, else 1 when any gate failed, else 0."""
+        if self.errors:
+            return EXIT_USAGE
+        return EXIT_PROBLEMS if self.failed else EXIT_OK
+
+    def to_markdown(self) -> str:
+        """The verdicts as a Markdown summary (for a pull request)."""
+        from evalspec.evals.gates import to_markdown
+
+        return to_markdown(self.verdicts)
+
+
+def gate(
+    reports: Sequence[str],
+    *,
+    baselines: Sequence[str] | None = None,
+    config: str | None = None,
+    allow_incomparable: bool = False,
+) -> GateResult:
+    """Check score reports against the red lines of a gates file (``evalspec gate``).
+
+    ``reports`` (and ``baselines``, for ``max_drop``) are score report files
+    (``evalspec score --format json``); one of them all may be ``-`` for standard
+    input. ``config`` is the gates file (default: ``config/gates.yaml`` of the
+    layout here). A baseline scored on other tasks, spec version, metrics or number
+    of tasks is refused unless ``allow_incomparable``.
+
+    :raises MissingYamlError: PyYAML is not installed.
+    """
+    from pathlib import Path
+
+    from evalspec.evals.gates import (
+        GateConfigError,
+        ReportError,
+        by_dataset,
+        check,
+        incomparable,
+        parse_gates,
+    )
+    from evalspec.evals.layout import find_layout
+    from evalspec.evals.lint import manifest_datasets, relative_name
+    from evalspec.evals.manifestlink import ManifestUnreadable
+    from evalspec.io.safeload import DocumentError, read_text_bounded
+    from evalspec.io.wording import counted
+    from evalspec.registry.build import default_registry
+
+    config_path = _gates_file(config)
+    try:
+        text = read_text_bounded(config_path)
+    except (OSError, UnicodeDecodeError, DocumentError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        return GateResult((f"evalspec: error: cannot read gates config {config_path}: {reason}",))
+    in_config = config_path.parent.name == "config"
+    layout = find_layout(config_path.parent.parent if in_config else Path.cwd())
+    datasets = None
+    labels = None
+    if layout is not None:
+        try:
+            listed = manifest_datasets(layout)
+        except ManifestUnreadable as exc:
+            return GateResult((f"evalspec: error: {exc}",))
+        files = [*layout.dataset_files(), *listed]
+        datasets = {layout.dataset_name(p) for p in files}
+        labels = _legal_labels(layout.labels_file)
+    registry = default_registry()
+    try:
+        gates = parse_gates(
+            text,
+            relative_name(config_path.resolve()),
+            datasets=datasets,
+            metrics=set(registry.metrics),
+            labels=labels,
+            categories=set(registry.spec.categories),
+        )
+        named = [*reports, *(baselines or [])]
+        if named.count(STDIN) > 1:
+            raise ReportError("- (standard input) can be given only once")
+        read = by_dataset([_score_report(r) for r in reports])
+        read_baselines = (
+            None if baselines is None else by_dataset([_score_report(b) for b in baselines])
+        )
+    except GateConfigError as exc:
+        lines = [f"{exc.path}:{line}: {msg}" for line, msg in exc.problems]
+        lines.append(
+            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config "
+            f"{exc.path}; no gate was checked"
+        )
+        return GateResult(tuple(lines))
+    except ReportError as exc:
+        return GateResult((f"evalspec: error: {exc}",))
+    differences = incomparable(read, read_baselines or {})
+    if differences and not allow_incomparable:
+        lines = [f"evalspec: error: {message}" for message in differences]
+        lines.append(
+            "evalspec: error: refusing to compare with the baseline "
+            "(pass --allow-incomparable if the comparison is intended)"
+        )
+        return GateResult(tuple(lines))
+    gated = {g.dataset for g in gates}
+    return GateResult(
+        verdicts=tuple(check(gates, read, read_baselines)),
+        compared_anyway=tuple(differences),
+        uncovered=tuple(sorted(set(read) - gated)),
+    )
+
+
+def _gates_file(config: str | None) -> Path:
+    from pathlib import Path
+
+    from evalspec.evals.layout import find_layout
+
+    if config is not None:
+        return Path(config)
+    layout = find_layout(Path.cwd())
+    return layout.gates_file if layout is not None else Path("config") / "gates.yaml"
+
+
+def _legal_labels(path: Path) -> dict[str, tuple[str, ...]] | None:
+    """The legal label values, when the layout has a valid labels file (lint reports it if not)."""
+    from evalspec.evals.labels import parse_labels
+    from evalspec.io.safeload import DocumentError, read_text_bounded
+
+    try:
+        parsed, _ = parse_labels(read_text_bounded(path))
+    except (OSError, UnicodeDecodeError, DocumentError):
+        return None
+    return None if parsed is None else parsed.legal
+
+
+def _score_report(name: str) -> tuple[Path, dict[str, Any]]:
+    from pathlib import Path
+
+    from evalspec.evals.gates import ReportError, load_report
+    from evalspec.io.inputs import STDIN_NAME, stdin_binary
+
+    if name == STDIN:
+        from evalspec.io.safeload import MAX_JSON_BYTES
+
+        try:
+            # One byte past the limit is enough to refuse an endless stream.
+            text = stdin_binary().read(MAX_JSON_BYTES + 1)
+        except OSError as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            raise ReportError(f"cannot read {STDIN_NAME}: {reason}") from None
+        return Path(STDIN_NAME), load_report(Path(STDIN_NAME), text)
+    return Path(name), load_report(Path(name))
+
+
+__all__ = [
+    "CommandUsageError",
+    "DatasetValidation",
+    "FileValidation",
+    "GateResult",
+    "LintResult",
+    "ScoreResult",
+    "ValidateResult",
+    "gate",
+    "lint",
+    "score",
+    "validate",
+]
