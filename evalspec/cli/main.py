@@ -177,4 +177,19 @@ def run() -> None:
         code = 128 + exc.signum
     # From here on a signal exits at once with its code: no traceback from shutdown.
     harden()
+    _forget_handled_interrupt()
     sys.exit(code)
+
+
+def _forget_handled_interrupt() -> None:
+    """Stop CPython from re-killing the process with SIGINT after we handled Ctrl-C.
+
+    CPython records "a KeyboardInterrupt left this code" whenever one escapes an
+    ``exec``/``eval`` of a *string* (dataclasses and namedtuple build their methods
+    so, at import time), even when an outer ``except`` then handles it. Under
+    ``python -m evalspec`` the interpreter checks that record at exit and kills
+    itself with SIGINT, so the caller sees "killed by SIGINT" instead of our 130
+    (the one line was printed; only the status was wrong). Every evaluation of a
+    string clears the record first, and ``pass`` cannot set it again.
+    """
+    exec("pass")

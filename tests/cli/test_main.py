@@ -232,11 +232,28 @@ def _before_evalspec_ran(code: int, err: bytes) -> bool:
     return b"KeyboardInterrupt" in err and b"evalspec/cli/main.py" not in err
 
 
-def _interrupted_status(code: int) -> bool:
-    """Exit 130, or death by SIGINT itself: a shell reports both as 130, the
-    convention for a program ended by Ctrl-C. (One run in CI, SIGINT 0.09 s after
-    spawn, ended with the one line and by the signal: tracked in the closing note.)"""
-    return code in (EXIT_INTERRUPTED, -signal.SIGINT)
+def test_ctrl_c_inside_an_exec_of_a_string_still_exits_130(tmp_path: Path) -> None:
+    # A Ctrl-C that lands while an exec() of a string runs (dataclasses and namedtuple
+    # build methods so at import) made CPython re-kill ``python -m`` with SIGINT at
+    # exit, after evalspec had printed its line: status -2, not 130. Deterministic
+    # here: the signal is sent from inside such an exec, through the real handlers.
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "__main__.py").write_text(
+        "import evalspec.cli.dispatch as dispatch\n"
+        "from evalspec.cli.main import run\n"
+        "def main():\n"
+        "    exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\n'\n"
+        "         'for _ in range(10**7): pass')\n"
+        "    return 0\n"
+        "dispatch.main = main\n"
+        "run()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "host"], cwd=tmp_path, capture_output=True, timeout=60
+    )
+    assert proc.stderr == b"evalspec: interrupted\n"
+    assert proc.returncode == EXIT_INTERRUPTED
 
 
 @pytest.mark.parametrize("delay", [0.15, 0.4, 0.8])
@@ -249,7 +266,7 @@ def test_sigint_exits_130_without_a_traceback(endless: Path, delay: float) -> No
             break
     else:
         pytest.fail(f"5 runs were all interrupted before evalspec started: {err!r}")
-    assert _interrupted_status(code), (code, err)
+    assert code == EXIT_INTERRUPTED, (code, err)
     assert b"Traceback" not in err
     assert err.strip() in (b"", b"evalspec: interrupted")
 
@@ -267,7 +284,7 @@ def test_sigint_at_any_moment_of_start_up(endless: Path, step: int) -> None:
     else:
         pytest.fail(f"5 runs were all interrupted before evalspec started: {err!r}")
     assert b"Traceback" not in err, err
-    assert _interrupted_status(code), (code, err)
+    assert code == EXIT_INTERRUPTED, (code, err)
 
 
 @pytest.mark.slow
