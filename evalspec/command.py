@@ -30,10 +30,12 @@ from evalspec.io.inputs import STDIN, expand, input_name
 # value classes). Type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import contextlib
     from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
-    from typing import Any, Protocol
+    from typing import IO, Any, Protocol
 
+    from evalspec.evals.diff import DatasetDiff
     from evalspec.evals.gates import Verdict
     from evalspec.evals.layout import Layout
     from evalspec.evals.lint import LintReport
@@ -805,14 +807,221 @@ def _score_report(name: str) -> tuple[Path, dict[str, Any]]:
     return Path(name), load_report(Path(name))
 
 
+# --- diff ---------------------------------------------------------------------
+
+
+class DiffResult(_Result):
+    """What :func:`diff` found: the change report (``diff``, titled ``title``), or
+    the line saying why the two sides could not be compared (``error``)."""
+
+    __slots__ = ("diff", "error", "exit_code", "title")
+
+    title: str | None
+    diff: DatasetDiff | None
+    error: str | None
+    exit_code: int
+
+    def __init__(
+        self,
+        exit_code: int,
+        *,
+        title: str | None = None,
+        diff: DatasetDiff | None = None,
+        error: str | None = None,
+    ) -> None:
+        self._set(exit_code=exit_code, title=title, diff=diff, error=error)
+
+
+def diff(
+    paths: Sequence[str],
+    *,
+    rev: str | None = None,
+    fail_on_removal: bool = False,
+    fail_on_duplicate: bool = False,
+) -> DiffResult:
+    """The tasks added, removed and changed between two versions of a dataset
+    (``evalspec diff``): ``paths`` are OLD and NEW files, or with ``rev`` (``A..B``;
+    an empty B is the working tree, ``A...B`` starts from the merge base) one file
+    at two git revisions. The exit code is 1 when ``fail_on_removal`` and a task
+    was removed, or ``fail_on_duplicate`` and an id is on two lines of a side."""
+    import contextlib
+
+    from evalspec.evals.diff import diff_files
+    from evalspec.evals.records import is_lfs_pointer
+    from evalspec.io.wording import one_line
+
+    with contextlib.ExitStack() as stack:
+        try:
+            old, new, old_label, new_label, title, old_card, new_card = _diff_sides(
+                paths, rev, stack
+            )
+        except _DiffUsage as exc:
+            return DiffResult(EXIT_USAGE, error=str(exc))
+        except OSError as exc:
+            reason = exc.strerror or exc
+            return DiffResult(
+                EXIT_USAGE, error=f"cannot read {one_line(str(exc.filename))}: {reason}"
+            )
+        for side, stream in (("old", old), ("new", new)):
+            data = _head(stream)
+            if data is not None and is_lfs_pointer(data):
+                return DiffResult(
+                    EXIT_USAGE,
+                    error=f"the {side} side of {title} is a Git LFS pointer, not the data; "
+                    "run `git lfs pull`",
+                )
+        try:
+            found = diff_files(old, new, old_label, new_label)
+        except OSError as exc:
+            return DiffResult(
+                EXIT_USAGE, error=f"cannot read {one_line(title)}: {exc.strerror or exc}"
+            )
+    found.old_version = _card_version(old_card)
+    found.new_version = _card_version(new_card)
+    failed = (fail_on_removal and bool(found.removed)) or (
+        fail_on_duplicate and bool(found.repeated)
+    )
+    return DiffResult(EXIT_PROBLEMS if failed else EXIT_OK, title=title, diff=found)
+
+
+def _card_version(data: bytes | None) -> str | None:
+    from evalspec.evals.card import parse_card
+
+    if data is None:
+        return None
+    card, _ = parse_card(data.decode("utf-8", "replace"))
+    return card.version if card is not None else None
+
+
+def _read_card(path: Path) -> bytes | None:
+    from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_bounded
+
+    try:
+        return read_bounded(path, MAX_TEXT_BYTES)
+    except FileNotFoundError:
+        return None
+    except DocumentError as exc:
+        raise _DiffUsage(str(exc)) from None
+
+
+def _open_side(path: Path, stack: contextlib.ExitStack) -> IO[bytes] | None:
+    try:
+        return stack.enter_context(path.open("rb"))
+    except FileNotFoundError:
+        return None
+
+
+def _diff_sides(
+    paths: Sequence[str], rev: str | None, stack: contextlib.ExitStack
+) -> tuple[IO[bytes] | None, IO[bytes] | None, str, str, str, bytes | None, bytes | None]:
+    """The two sides as seekable binary files (closed by ``stack``), labels and cards."""
+    import tempfile
+    from pathlib import Path
+
+    from evalspec.evals import gitrepo
+    from evalspec.evals.card import card_path
+    from evalspec.io.safeload import MAX_TEXT_BYTES
+    from evalspec.io.wording import one_line
+
+    if rev is None:
+        if len(paths) != 2:
+            raise _DiffUsage("give OLD and NEW files, or --rev A..B PATH")
+        old_p, new_p = Path(paths[0]), Path(paths[1])
+        for p in (old_p, new_p):
+            if not p.exists():
+                raise _DiffUsage(f"{one_line(str(p))}: no such file")
+            if not p.is_file():  # a device, a named pipe, a directory: it cannot be reread
+                raise _DiffUsage(
+                    f"{one_line(str(p))}: not a regular file (diff reads each side twice)"
+                )
+        return (
+            stack.enter_context(old_p.open("rb")),
+            stack.enter_context(new_p.open("rb")),
+            str(old_p),
+            str(new_p),
+            str(new_p),
+            _read_card(card_path(old_p)),
+            _read_card(card_path(new_p)),
+        )
+    if len(paths) != 1:
+        raise _DiffUsage("--rev A..B takes exactly one PATH")
+    three_dots = "..." in rev
+    a, sep, b = rev.partition("..." if three_dots else "..")
+    if not sep or not a:
+        raise _DiffUsage(f"--rev takes A..B (B may be empty for the working tree), got {rev!r}")
+    path = Path(paths[0])
+    root = gitrepo.toplevel(path)
+    if root is None:
+        raise _DiffUsage(f"{path}: not inside a git repository")
+    label_a = a
+    if three_dots:
+        # As in a pull request: compare from where B's history left A's.
+        try:
+            base = gitrepo.merge_base(root, a, b or "HEAD")
+        except gitrepo.GitError as exc:
+            raise _DiffUsage(str(exc)) from None
+        label_a, a = f"{a}...", base
+    rel = path.resolve().relative_to(root.resolve())
+    crel = card_path(rel)
+
+    def at(rev: str, p: Path) -> IO[bytes] | None:
+        if not rev:
+            return _open_side(root / p, stack)
+        # Spooled to a temp file, so a big dataset is never held in memory.
+        spool: IO[bytes] = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
+        try:
+            return spool if gitrepo.show_into(root, rev, p.as_posix(), spool) else None
+        except gitrepo.GitError as exc:
+            raise _DiffUsage(str(exc)) from None
+
+    def card_at(rev: str, p: Path) -> bytes | None:
+        if not rev:
+            return _read_card(root / p)
+        try:
+            data = gitrepo.show(root, rev, p.as_posix())
+        except gitrepo.GitError as exc:
+            raise _DiffUsage(str(exc)) from None
+        return data if data is None or len(data) <= MAX_TEXT_BYTES else None
+
+    old, new = at(a, rel), at(b, rel)
+    if old is None and new is None:
+        raise _DiffUsage(
+            f"{rel.as_posix()} exists neither at {label_a} nor at {b or 'the working tree'}"
+        )
+    return (
+        old,
+        new,
+        label_a,
+        b or "working tree",
+        rel.as_posix(),
+        card_at(a, crel),
+        card_at(b, crel),
+    )
+
+
+class _DiffUsage(Exception):
+    """Why the two sides cannot be had (the result's one error line)."""
+
+
+def _head(stream: IO[bytes] | None) -> bytes | None:
+    """The first bytes of a side, enough to tell a Git LFS pointer."""
+    if stream is None:
+        return None
+    data = stream.read(2048)
+    stream.seek(0)
+    return data
+
+
 __all__ = [
     "CommandUsageError",
     "DatasetValidation",
+    "DiffResult",
     "FileValidation",
     "GateResult",
     "LintResult",
     "ScoreResult",
     "ValidateResult",
+    "diff",
     "gate",
     "lint",
     "score",

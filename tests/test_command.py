@@ -284,3 +284,25 @@ def test_gate_reports_every_problem_of_a_bad_config(scored: tuple[Path, Path]) -
     assert result.exit_code == 2
     assert result.errors[-1].endswith("in the gates config gates.yaml; no gate was checked")
     assert all(line.startswith("gates.yaml:") for line in result.errors[:-1])
+
+
+# --- diff -----------------------------------------------------------------------
+
+
+def test_diff_counts_added_removed_and_changed(plain_tasks: Path) -> None:
+    lines = plain_tasks.read_text().splitlines(keepends=True)
+    changed = lines[0].replace("Compute", "Kompute")
+    (plain_tasks.parent / "new.jsonl").write_text("".join([changed, *lines[1:6]]))
+    result = command.diff(["plain.jsonl", "new.jsonl"])
+    assert result.error is None and result.diff is not None
+    assert (len(result.diff.removed), len(result.diff.changed)) == (2, 1)
+    assert result.title == "new.jsonl"
+    assert result.exit_code == 0
+    assert command.diff(["plain.jsonl", "new.jsonl"], fail_on_removal=True).exit_code == 1
+
+
+def test_diff_refuses_a_missing_side(work: Path) -> None:
+    result = command.diff(["tasks.jsonl", "nope.jsonl"])
+    assert (result.exit_code, result.diff, result.error) == (2, None, "nope.jsonl: no such file")
+    one = command.diff(["tasks.jsonl"])
+    assert one.error == "give OLD and NEW files, or --rev A..B PATH"
