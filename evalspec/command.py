@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from evalspec.evals.gates import Verdict
     from evalspec.evals.layout import Layout
     from evalspec.evals.lint import LintReport
+    from evalspec.manifest import AddResult, FetchResult, Manifest, ManifestProblem
     from evalspec.model import ErrorRecord
     from evalspec.registry.tables import AnySpec
     from evalspec.scoring.pipeline import ScoreOptions
@@ -1012,6 +1013,224 @@ def _head(stream: IO[bytes] | None) -> bytes | None:
     return data
 
 
+# --- manifest -----------------------------------------------------------------
+
+
+class ManifestAddResult(_Result):
+    """What :func:`manifest_add` did: ``added`` (the entry recorded, whether it
+    replaced one, whether ``.gitignore`` gained a line, whether git still tracks the
+    file), or ``error`` when the manifest or ``.gitignore`` could not be written."""
+
+    __slots__ = ("added", "error", "manifest_path")
+
+    manifest_path: Path
+    added: AddResult | None
+    error: str | None
+
+    def __init__(
+        self, manifest_path: Path, added: AddResult | None, error: str | None = None
+    ) -> None:
+        self._set(manifest_path=manifest_path, added=added, error=error)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_USAGE if self.error is not None else EXIT_OK
+
+
+class ManifestVerifyResult(_Result):
+    """What :func:`manifest_verify` found: every problem with the manifest and its
+    local copies, and how many entries are intact (``ok``)."""
+
+    __slots__ = ("manifest", "manifest_path", "ok", "problems")
+
+    manifest_path: Path
+    manifest: Manifest
+    problems: tuple[ManifestProblem, ...]
+    ok: int
+
+    def __init__(
+        self,
+        manifest_path: Path,
+        manifest: Manifest,
+        problems: tuple[ManifestProblem, ...],
+        ok: int,
+    ) -> None:
+        self._set(manifest_path=manifest_path, manifest=manifest, problems=problems, ok=ok)
+
+    @property
+    def exit_code(self) -> int:
+        """2 on a problem reading a file, else 1 on any problem, else 0."""
+        return _manifest_exit_code(self.problems)
+
+
+class ManifestFetchResult(_Result):
+    """What :func:`manifest_fetch` did (``fetched``: the entries fetched, those
+    already present, the problems), or the paths asked for that the manifest does
+    not list (``unknown``; nothing was fetched then)."""
+
+    __slots__ = ("fetched", "manifest", "manifest_path", "unknown")
+
+    manifest_path: Path
+    manifest: Manifest
+    fetched: FetchResult | None
+    unknown: tuple[str, ...]
+
+    def __init__(
+        self,
+        manifest_path: Path,
+        manifest: Manifest,
+        fetched: FetchResult | None,
+        unknown: tuple[str, ...] = (),
+    ) -> None:
+        self._set(manifest_path=manifest_path, manifest=manifest, fetched=fetched, unknown=unknown)
+
+    @property
+    def exit_code(self) -> int:
+        if self.fetched is None:
+            return EXIT_USAGE
+        return _manifest_exit_code(self.fetched.problems)
+
+
+def manifest_add(
+    file: str,
+    uri: str,
+    *,
+    manifest: str | None = None,
+    root: str | None = None,
+    gitignore: bool = True,
+    allow_outside_root: bool = False,
+) -> ManifestAddResult:
+    """Record ``file`` (path, ``uri``, SHA-256, size) in the manifest and git-ignore
+    it (``evalspec manifest add``). ``manifest`` defaults to ``datasets/manifest.json``
+    of the evals layout holding ``file`` (else of the repository root); ``root``, the
+    directory entry paths are relative to, to the git work tree holding the manifest.
+
+    :raises ManifestError: the manifest cannot be read, the file or URI is refused.
+    """
+    from evalspec.manifest import add
+
+    manifest_path, root_path = _locate_manifest(manifest, root, file)
+    try:
+        added = add(
+            manifest_path,
+            file,
+            uri,
+            root=root_path,
+            gitignore=gitignore,
+            allow_outside_root=allow_outside_root,
+        )
+    except OSError as exc:  # reading problems are ManifestErrors: this is the writing
+        where = exc.filename or manifest_path
+        return ManifestAddResult(
+            manifest_path, None, f"cannot write {where}: {exc.strerror or exc}"
+        )
+    return ManifestAddResult(manifest_path, added)
+
+
+def manifest_verify(
+    *, manifest: str | None = None, root: str | None = None
+) -> ManifestVerifyResult:
+    """Re-hash every local copy the manifest lists and report every problem
+    (``evalspec manifest verify``): a safe path, the file present, size and SHA-256
+    equal to the manifest's. ``manifest`` and ``root`` as for :func:`manifest_add`.
+
+    :raises ManifestError: the manifest cannot be read at all.
+    """
+    from evalspec.manifest import load_manifest, verify
+
+    manifest_path, root_path = _locate_manifest(manifest, root)
+    loaded = load_manifest(manifest_path, root=root_path)
+    problems = verify(loaded)
+    # verify adds at most one problem per readable entry after the reading problems.
+    ok = len(loaded.entries) - (len(problems) - len(loaded.problems))
+    return ManifestVerifyResult(manifest_path, loaded, tuple(problems), ok)
+
+
+def manifest_fetch(
+    paths: Sequence[str] = (),
+    *,
+    manifest: str | None = None,
+    root: str | None = None,
+    force: bool = False,
+    max_bytes: int | None = None,
+    allow_outside_root: bool = False,
+) -> ManifestFetchResult:
+    """Download the missing files the manifest lists (``paths``: only these
+    entries) from their URIs, verified, atomically (``evalspec manifest fetch``).
+    ``force`` also replaces files that mismatch; entries over ``max_bytes`` (default:
+    :data:`~evalspec.manifest.fetch.DEFAULT_MAX_BYTES`; 0: no limit) are refused, and
+    so are local sources outside the repository unless ``allow_outside_root``.
+
+    :raises ManifestError: the manifest cannot be read at all, or a remote scheme
+        needs the ``manifest`` extra.
+    """
+    from evalspec.manifest import fetch, load_manifest
+    from evalspec.manifest.fetch import DEFAULT_MAX_BYTES, FetchLimits
+
+    manifest_path, root_path = _locate_manifest(manifest, root)
+    loaded = load_manifest(manifest_path, root=root_path)
+    wanted = set(paths) if paths else None
+    if wanted is not None:
+        unknown = sorted(wanted - {e.path for e in loaded.entries})
+        if unknown:
+            return ManifestFetchResult(manifest_path, loaded, None, tuple(unknown))
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    limits = FetchLimits(max_bytes=limit or None, allow_outside_root=allow_outside_root)
+    fetched = fetch(loaded, force=force, paths=wanted, limits=limits)
+    return ManifestFetchResult(manifest_path, loaded, fetched)
+
+
+def _manifest_exit_code(problems: Sequence[ManifestProblem]) -> int:
+    from evalspec.manifest import IO_CODES
+
+    if any(p.code in IO_CODES for p in problems):
+        return EXIT_USAGE
+    return EXIT_PROBLEMS if problems else EXIT_OK
+
+
+def _layout_manifest(file: str | None) -> Path | None:
+    """Inside an evals layout (the file added, or the current directory) the manifest
+    sits beside the layout's datasets; a manifest already at the repository root is
+    still used by verify and fetch when the layout has none."""
+    from pathlib import Path
+
+    from evalspec.evals.layout import find_layout
+    from evalspec.manifest import DEFAULT_MANIFEST
+
+    starts = [Path(file).parent] if file else []
+    for start in [*starts, Path.cwd()]:
+        layout = find_layout(start)
+        if layout is None:
+            continue
+        path = layout.root / DEFAULT_MANIFEST
+        if file or path.is_file():
+            return path
+        return None
+    return None
+
+
+def _locate_manifest(
+    manifest: str | None, root: str | None, file: str | None = None
+) -> tuple[Path, Path | None]:
+    """(manifest path, explicit root or None)."""
+    from pathlib import Path
+
+    from evalspec.manifest import DEFAULT_MANIFEST, find_root
+
+    root_path = Path(root) if root is not None else None
+    if manifest is not None:
+        return Path(manifest), root_path
+    in_layout = _layout_manifest(file) if root_path is None else None
+    base = root_path if root_path is not None else find_root(Path.cwd())
+    path = in_layout if in_layout is not None else base / DEFAULT_MANIFEST
+    if root_path is None:
+        # Messages name the manifest as the user would type it from here.
+        relative = os.path.relpath(path)
+        if not relative.startswith(os.pardir):
+            path = Path(relative)
+    return path, root_path
+
+
 __all__ = [
     "CommandUsageError",
     "DatasetValidation",
@@ -1019,11 +1238,17 @@ __all__ = [
     "FileValidation",
     "GateResult",
     "LintResult",
+    "ManifestAddResult",
+    "ManifestFetchResult",
+    "ManifestVerifyResult",
     "ScoreResult",
     "ValidateResult",
     "diff",
     "gate",
     "lint",
+    "manifest_add",
+    "manifest_fetch",
+    "manifest_verify",
     "score",
     "validate",
 ]

@@ -306,3 +306,56 @@ def test_diff_refuses_a_missing_side(work: Path) -> None:
     assert (result.exit_code, result.diff, result.error) == (2, None, "nope.jsonl: no such file")
     one = command.diff(["tasks.jsonl"])
     assert one.error == "give OLD and NEW files, or --rev A..B PATH"
+
+
+# --- manifest -------------------------------------------------------------------
+
+
+def _git(root: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def test_manifest_add_verify_fetch_round_trip(layout: Path) -> None:
+    _git(layout)
+    store = layout / "store"
+    store.mkdir()
+    (store / "big.jsonl").write_bytes(b"x" * 100)
+    (layout / "data").mkdir()
+    shutil.copy(store / "big.jsonl", layout / "data" / "big.jsonl")
+
+    added = command.manifest_add("data/big.jsonl", (store / "big.jsonl").as_uri())
+    assert added.error is None and added.added is not None
+    assert (added.added.entry.path, added.added.entry.size) == ("data/big.jsonl", 100)
+    assert added.manifest_path == Path("datasets/manifest.json")
+    assert added.exit_code == 0
+
+    intact = command.manifest_verify()
+    assert (intact.ok, intact.problems, intact.exit_code) == (1, (), 0)
+
+    (layout / "data" / "big.jsonl").unlink()
+    gone = command.manifest_verify()
+    assert [p.code for p in gone.problems] == ["missing"] and gone.exit_code == 1
+
+    fetched = command.manifest_fetch()
+    assert fetched.fetched is not None
+    assert [e.path for e in fetched.fetched.fetched] == ["data/big.jsonl"]
+    assert (layout / "data" / "big.jsonl").read_bytes() == b"x" * 100
+    assert fetched.exit_code == 0
+
+
+def test_manifest_fetch_refuses_paths_it_does_not_list(layout: Path) -> None:
+    _git(layout)
+    (layout / "data").mkdir()
+    (layout / "data" / "big.jsonl").write_bytes(b"y")
+    command.manifest_add("data/big.jsonl", (layout / "data" / "big.jsonl").as_uri())
+    result = command.manifest_fetch(["nope.jsonl", "data/big.jsonl"])
+    assert (result.fetched, result.unknown, result.exit_code) == (None, ("nope.jsonl",), 2)
+
+
+def test_manifest_verify_without_a_manifest_is_an_error(layout: Path) -> None:
+    from evalspec.manifest import ManifestError
+
+    with pytest.raises(ManifestError, match="cannot read manifest"):
+        command.manifest_verify()
