@@ -590,16 +590,18 @@ def score(
     if tasks == STDIN and predictions == STDIN:
         raise CommandUsageError("TASKS and PREDICTIONS cannot both be - (standard input)")
     read: list[bytes] = []
-    for path in (tasks, predictions):
+    # An inspect .eval log is a zip archive: it has no lines to limit.
+    inspect_log = options.predictions_format == "inspect"
+    for path, lines in ((tasks, True), (predictions, not inspect_log)):
         try:
-            read.append(read_input(path))
+            read.append(read_input(path, lines=lines))
         except UnreadableInput as exc:
             say(f"evalspec: error: {exc}")
     if len(read) < 2:
         return ScoreResult(EXIT_USAGE, None, tuple(messages))
     tasks_bytes, predictions_bytes = read
     tasks_name, predictions_name = input_name(tasks), input_name(predictions)
-    if looks_swapped(tasks_bytes, predictions_bytes):
+    if options.predictions_format == "evalspec" and looks_swapped(tasks_bytes, predictions_bytes):
         say(
             f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
             "tasks: the arguments look swapped"

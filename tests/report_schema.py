@@ -21,6 +21,7 @@ PROVENANCE = {
     "spec_version",
     "tasks_sha256",
     "predictions_sha256",
+    "predictions_format",
     "evalspec_version",
     "plugins",
     "reference_packages",
@@ -79,6 +80,7 @@ def check_report(report: Any) -> None:
     for key in ("tasks_sha256", "predictions_sha256"):
         value = prov[key]
         assert value is None or (len(value) == 64 and set(value) <= set("0123456789abcdef"))
+    assert prov["predictions_format"] in ("evalspec", "lm-eval", "inspect")
     assert isinstance(prov["evalspec_version"], str)
     assert all(v is None or isinstance(v, str) for v in prov["plugins"].values())
     assert set(prov["reference_packages"]) == {"rouge-score", "sacrebleu"}

@@ -24,8 +24,13 @@ COMMANDS = (
     "diff",
     "gate",
     "manifest",
+    "import",
+    "export",
 )
 """Subcommand modules of :mod:`evalspec.cli.commands`; each has ``add_parser`` and ``run``."""
+
+MODULES = {"import": "import_"}
+"""A command whose module is named otherwise (``import`` is a Python keyword)."""
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -46,7 +51,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, title="commands")
     for name in COMMANDS if only is None else (only,):
-        module = importlib.import_module(f"evalspec.cli.commands.{name}")
+        module = importlib.import_module(f"evalspec.cli.commands.{MODULES.get(name, name)}")
         module.add_parser(sub)
     return parser
 

@@ -22,8 +22,9 @@ from evalspec.registry.build import Registry
 from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
 from evalspec.scoring.passatk import PassAtKError, normalize_ks
-from evalspec.scoring.predictions import PredictionProblem, read_predictions
+from evalspec.scoring.predictions import PredictionProblem
 from evalspec.scoring.report import build_report
+from evalspec.scoring.runlogs import RunLogError, read_run_predictions
 from evalspec.scoring.samples import check_ks
 from evalspec.scoring.scorer import open_sandbox, score_tasks
 from evalspec.validation.messages import format_error
@@ -44,6 +45,8 @@ class ScoreOptions:
     seed: int = 0
     bootstrap: int = DEFAULT_RESAMPLES
     dataset: str | None = None
+    predictions_format: str = "evalspec"
+    id_template: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -78,11 +81,17 @@ def score_inputs(
     # checksums in the report are of exactly what was scored.
     validation = validate_file(io.BytesIO(tasks_bytes), registry=registry)
     invalid_ids = [e.task_id for e in validation.errors if e.task_id is not None]
-    predictions = read_predictions(
-        io.BytesIO(predictions_bytes),
-        [t.task_id for t in validation.validated],
-        invalid_task_ids=invalid_ids,
-    )
+    try:
+        predictions = read_run_predictions(
+            options.predictions_format,
+            predictions_bytes,
+            [t.task_id for t in validation.validated],
+            invalid_task_ids=invalid_ids,
+            id_template=options.id_template,
+        )
+    except RunLogError as exc:
+        say(f"evalspec: error: {predictions_name}: {exc}")
+        return ScoreOutcome(EXIT_USAGE)
     for e in validation.errors:
         say(format_error(tasks_name, e))
     for p in predictions.problems:
@@ -188,6 +197,7 @@ def score_inputs(
         notes=notes,
         pass_at=pass_at,
         executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+        predictions_format=options.predictions_format,
     )
     return ScoreOutcome(
         EXIT_PROBLEMS if predictions.problems or not validation.validated else EXIT_OK, report
@@ -198,12 +208,13 @@ class UnreadableInput(EvalspecError):
     """A score input that cannot be read whole: an I/O error, or a line past the limit."""
 
 
-def read_input(path: str) -> bytes:
+def read_input(path: str, *, lines: bool = True) -> bytes:
     """All of ``path`` (``-``: standard input), as the score run hashes and reads it.
 
-    :raises UnreadableInput: it cannot be read, or a line runs past
-        :func:`~evalspec.io.linelimit.max_line_bytes` (a file without line breaks
-        must not fill memory).
+    :raises UnreadableInput: it cannot be read, or (a JSON Lines file: ``lines``) a
+        line runs past :func:`~evalspec.io.linelimit.max_line_bytes` (a file without
+        line breaks must not fill memory; an inspect ``.eval`` log is a zip archive
+        and has no lines to limit).
     """
     from evalspec.io.linelimit import max_line_bytes, overlong_message
 
@@ -217,7 +228,7 @@ def read_input(path: str) -> bytes:
                 parts.append(chunk)
                 cut = chunk.rfind(b"\n")
                 run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
-                if run > limit:
+                if lines and run > limit:
                     raise UnreadableInput(f"{input_name(path)}: {overlong_message(limit)}")
     except OSError as exc:
         reason = exc.strerror or exc

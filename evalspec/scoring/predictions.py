@@ -14,7 +14,7 @@ record the model, latency or token counts beside each output.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from types import MappingProxyType
 from typing import Any
 
@@ -151,6 +151,66 @@ def _check(
     return tid, samples, []
 
 
+class PredictionCollector:
+    """Admits one predicted task at a time, with the checks every predictions
+    source shares: invalid tasks skipped, unknown ids and repeated ids reported.
+
+    :func:`read_predictions` feeds it the lines of an evalspec predictions file;
+    :mod:`evalspec.scoring.runlogs` feeds it the samples of another harness's
+    run, numbered as that log numbers them.
+    """
+
+    def __init__(self, task_ids: Collection[str], invalid_task_ids: Collection[str] = ()) -> None:
+        self._known = set(task_ids)
+        self._rejected = set(invalid_task_ids) - self._known
+        self._outputs: dict[str, str] = {}
+        self._samples: dict[str, tuple[str, ...]] = {}
+        self._sampled: set[str] = set()
+        self._first_line: dict[str, int] = {}
+        self.problems: list[PredictionProblem] = []
+        self.total = 0
+        self._skipped = self._unknown = 0
+
+    def add(self, number: int, task_id: str, output: tuple[str, ...], *, sampled: bool) -> None:
+        """Admit ``output`` (one raw output, or n samples when ``sampled``) for ``task_id``."""
+        if task_id in self._rejected:
+            self._skipped += 1
+            return
+        if task_id not in self._known:
+            self._unknown += 1
+            hint = ""
+            # A suggestion costs a scan of every id: offer it for the first few
+            # only, so a predictions file for the wrong dataset stays fast.
+            if self._unknown <= MAX_SUGGESTIONS:
+                close = difflib.get_close_matches(task_id, list(self._known), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+            msg = f"task_id {task_id!r} is not a task of the tasks file{hint}"
+            self.problems.append(PredictionProblem(number, "unknown_task", msg, task_id))
+            return
+        if task_id in self._first_line:
+            msg = (
+                f"task_id {task_id!r} was already predicted on line "
+                f"{self._first_line[task_id]}; the first prediction is scored"
+            )
+            self.problems.append(PredictionProblem(number, "duplicate_task_id", msg, task_id))
+            return
+        self._first_line[task_id] = number
+        self._outputs[task_id] = output[0]
+        self._samples[task_id] = output
+        if sampled:
+            self._sampled.add(task_id)
+
+    def result(self) -> Predictions:
+        return Predictions(
+            MappingProxyType(self._outputs),
+            tuple(self.problems),
+            self.total,
+            self._skipped,
+            MappingProxyType(self._samples),
+            frozenset(self._sampled),
+        )
+
+
 def read_predictions(
     source: Source,
     task_ids: Collection[str],
@@ -165,68 +225,42 @@ def read_predictions(
         (with ``--allow-bad-tasks``); their predictions are skipped, not flagged.
     :raises OSError: the file cannot be read.
     """
-    outputs: dict[str, str] = {}
-    samples: dict[str, tuple[str, ...]] = {}
-    sampled: set[str] = set()
-    first_line: dict[str, int] = {}
-    problems: list[PredictionProblem] = []
-    total = skipped = unknown = 0
-    known = set(task_ids)
-    rejected = set(invalid_task_ids) - known
+    collector = PredictionCollector(task_ids, invalid_task_ids)
+    for number, obj in json_objects(source, collector):
+        collector.total += 1
+        task_id, output, found = _check(obj, number)
+        if found:
+            collector.problems.extend(found)
+            continue
+        assert task_id is not None and output is not None
+        collector.add(number, task_id, output, sampled="outputs" in obj)
+    return collector.result()
+
+
+def json_objects(source: Source, collector: PredictionCollector) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank line of a JSON Lines source.
+
+    A line that is overlong, not UTF-8 or not strict JSON is counted and
+    reported to ``collector`` here; a yielded line is the caller's to count.
+    """
     for number, raw in enumerate(read_lines(source), start=1):
         if isinstance(raw, OverlongLine):
-            total += 1
-            problems.append(PredictionProblem(number, "invalid_json", overlong_message()))
+            collector.total += 1
+            collector.problems.append(PredictionProblem(number, "invalid_json", overlong_message()))
             continue
         text, problem = decode_bytes(line_content(raw, number))
         if problem is not None:
-            total += 1
-            problems.append(PredictionProblem(number, problem.rule, problem.message))
+            collector.total += 1
+            collector.problems.append(PredictionProblem(number, problem.rule, problem.message))
             continue
         assert text is not None
         if not text.strip():
             continue
-        total += 1
         obj, parse_problems = parse_line(text)
         if parse_problems:
-            problems.extend(PredictionProblem(number, p.rule, p.message) for p in parse_problems)
-            continue
-        task_id, output, found = _check(obj, number)
-        if found:
-            problems.extend(found)
-            continue
-        assert task_id is not None and output is not None
-        if task_id in rejected:
-            skipped += 1
-            continue
-        if task_id not in known:
-            unknown += 1
-            hint = ""
-            # A suggestion costs a scan of every id: offer it for the first few
-            # only, so a predictions file for the wrong dataset stays fast.
-            if unknown <= MAX_SUGGESTIONS:
-                close = difflib.get_close_matches(task_id, list(known), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-            msg = f"task_id {task_id!r} is not a task of the tasks file{hint}"
-            problems.append(PredictionProblem(number, "unknown_task", msg, task_id))
-            continue
-        if task_id in first_line:
-            msg = (
-                f"task_id {task_id!r} was already predicted on line {first_line[task_id]}; "
-                "the first prediction is scored"
+            collector.total += 1
+            collector.problems.extend(
+                PredictionProblem(number, p.rule, p.message) for p in parse_problems
             )
-            problems.append(PredictionProblem(number, "duplicate_task_id", msg, task_id))
             continue
-        first_line[task_id] = number
-        outputs[task_id] = output[0]
-        samples[task_id] = output
-        if "outputs" in obj:
-            sampled.add(task_id)
-    return Predictions(
-        MappingProxyType(outputs),
-        tuple(problems),
-        total,
-        skipped,
-        MappingProxyType(samples),
-        frozenset(sampled),
-    )
+        yield number, obj

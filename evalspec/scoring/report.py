@@ -92,6 +92,7 @@ def build_report(
     notes: Iterable[str] = (),
     pass_at: Sequence[int] | None = None,
     executor: Mapping[str, Any] | None = None,
+    predictions_format: str = "evalspec",
 ) -> dict[str, Any]:
     """The report of one scoring run as a JSON-ready dict (schema version 2).
 
@@ -108,6 +109,8 @@ def build_report(
         single-output report is what it was).
     :param executor: where sandboxed programs ran, when not on this machine
         (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
+    :param predictions_format: what the predictions file was (``evalspec``, or
+        the harness run log it was read from: ``lm-eval``, ``inspect``).
     :raises ValueError: ``tasks`` and ``scores`` do not describe the same tasks.
     :raises PassAtKError: a ``k`` above the samples of a predicted binary task.
     """
@@ -188,6 +191,7 @@ def build_report(
             "spec_version": reg.version,
             "tasks_sha256": tasks_sha256,
             "predictions_sha256": predictions_sha256,
+            "predictions_format": predictions_format,
             "evalspec_version": __version__,
             "plugins": {name: reg.plugins[name] for name in sorted(reg.plugins)},
             "reference_packages": {p: _package_version(p) for p in reference_packages(reg)},

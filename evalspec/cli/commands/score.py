@@ -11,6 +11,7 @@ from evalspec.io.exitcodes import EXIT_USAGE
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
 from evalspec.scoring.pipeline import ScoreOptions
 from evalspec.scoring.report import FORMATS, format_report
+from evalspec.scoring.runlogs import FORMATS as RUN_LOG_FORMATS
 
 
 def _tier(text: str) -> str:
@@ -142,6 +143,21 @@ def add_parser(sub: Any) -> None:
         help="validate and score at spec version N (default: the newest)",
     )
     p.add_argument(
+        "--predictions-format",
+        choices=RUN_LOG_FORMATS,
+        default="evalspec",
+        help="what PREDICTIONS is: an evalspec predictions file (default), an "
+        "lm-evaluation-harness samples_*.jsonl (--log_samples; raw resps are scored), or "
+        "an inspect eval log (.eval or .json; pip install 'evalspec-contract[inspect]')",
+    )
+    p.add_argument(
+        "--id-template",
+        metavar="TEMPLATE",
+        help="how a harness sample names its task: e.g. 'gsm8k_{doc_id}' or "
+        "'{doc.question_id}' (lm-eval), '{id}' or '{metadata.FIELD}' (inspect); default: "
+        "the sample's task_id (doc.task_id, metadata.task_id), else inspect's sample id",
+    )
+    p.add_argument(
         "--dataset",
         metavar="NAME",
         help="dataset name in the report (default: the tasks file's stem)",
@@ -182,6 +198,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bootstrap=args.bootstrap,
             dataset=args.dataset,
+            predictions_format=args.predictions_format,
+            id_template=args.id_template,
         ),
         on_message=_say,
         progress=_progress if sys.stderr.isatty() else None,
