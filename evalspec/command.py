@@ -1233,6 +1233,122 @@ def _locate_manifest(
     return path, root_path
 
 
+# --- render -------------------------------------------------------------------
+
+
+class RenderedFile(_Result):
+    """One task file rendered: each valid task's ``(task_id, prompt)``, exactly as a
+    model receives the prompt, and the file's errors (and not-JSON-Lines hint)."""
+
+    __slots__ = ("errors", "hint", "invalid", "name", "prompts", "total")
+
+    name: str
+    prompts: tuple[tuple[str, str], ...]
+    errors: tuple[ErrorRecord, ...]
+    hint: str | None
+    total: int
+    invalid: int
+
+    def __init__(
+        self,
+        name: str,
+        prompts: tuple[tuple[str, str], ...],
+        errors: tuple[ErrorRecord, ...],
+        hint: str | None,
+        total: int,
+        invalid: int,
+    ) -> None:
+        self._set(
+            name=name, prompts=prompts, errors=errors, hint=hint, total=total, invalid=invalid
+        )
+
+
+class RenderResult(_Result):
+    """What :func:`render` did: the problems with the paths (nothing was read),
+    the files rendered in order, the line saying why the next could not be read
+    (``failure``; reading stopped there), and whether it refused (``refused``:
+    a task is invalid and ``allow_bad_tasks`` was not given)."""
+
+    __slots__ = ("failure", "files", "input_problems", "refused")
+
+    input_problems: tuple[str, ...]
+    files: tuple[RenderedFile, ...]
+    failure: str | None
+    refused: bool
+
+    def __init__(
+        self,
+        input_problems: tuple[str, ...] = (),
+        files: tuple[RenderedFile, ...] = (),
+        failure: str | None = None,
+        refused: bool = False,
+    ) -> None:
+        self._set(input_problems=input_problems, files=files, failure=failure, refused=refused)
+
+    @property
+    def total(self) -> int:
+        return sum(f.total for f in self.files)
+
+    @property
+    def invalid(self) -> int:
+        return sum(f.invalid for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a path could not be used or read, 1 when refused, else 0."""
+        if self.input_problems or self.failure is not None:
+            return EXIT_USAGE
+        return EXIT_PROBLEMS if self.refused else EXIT_OK
+
+
+def render(
+    paths: Sequence[str], *, spec_version: int | None = None, allow_bad_tasks: bool = False
+) -> RenderResult:
+    """Every task's prompt exactly as a model receives it, few-shot examples
+    rendered in (``evalspec render``). ``paths`` as for :func:`validate`. Files are
+    read line by line, as validate reads them, so the line length limit applies.
+    An invalid task anywhere refuses the whole run unless ``allow_bad_tasks``.
+
+    :raises EvalspecError: the spec version cannot be had.
+    """
+    import contextlib
+
+    from evalspec.io.inputs import stdin_binary
+    from evalspec.io.wording import one_line
+    from evalspec.registry.build import default_registry
+    from evalspec.scoring.render import render as render_prompt
+    from evalspec.validation.messages import not_jsonl_hint
+    from evalspec.validation.validator import validate_file
+
+    registry = default_registry(spec_version)
+    files, problems = expand(paths)
+    if problems:
+        return RenderResult(tuple(problems))
+    rendered: list[RenderedFile] = []
+    for path in files:
+        name = input_name(path)
+        try:
+            with contextlib.ExitStack() as stack:
+                f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
+                result = validate_file(f, registry=registry)
+        except OSError as exc:
+            reason = one_line(str(exc.strerror or exc))
+            failure = f"cannot read {one_line(name)}: {reason}"
+            return RenderResult(files=tuple(rendered), failure=failure)
+        rendered.append(
+            RenderedFile(
+                name,
+                tuple((t.task_id, render_prompt(t)) for t in result.validated),
+                tuple(result.errors),
+                not_jsonl_hint(path, result.errors[0] if result.errors else None),
+                result.total,
+                result.invalid,
+            )
+        )
+    refused = not allow_bad_tasks and any(f.invalid for f in rendered)
+    return RenderResult(files=tuple(rendered), refused=refused)
+
+
 __all__ = [
     "CommandUsageError",
     "DatasetValidation",
@@ -1243,6 +1359,8 @@ __all__ = [
     "ManifestAddResult",
     "ManifestFetchResult",
     "ManifestVerifyResult",
+    "RenderResult",
+    "RenderedFile",
     "ScoreResult",
     "ValidateResult",
     "diff",
@@ -1251,6 +1369,7 @@ __all__ = [
     "manifest_add",
     "manifest_fetch",
     "manifest_verify",
+    "render",
     "score",
     "validate",
 ]

@@ -359,3 +359,34 @@ def test_manifest_verify_without_a_manifest_is_an_error(layout: Path) -> None:
 
     with pytest.raises(ManifestError, match="cannot read manifest"):
         command.manifest_verify()
+
+
+# --- render ---------------------------------------------------------------------
+
+
+def test_render_returns_each_prompt_as_a_model_receives_it(work: Path) -> None:
+    import evalspec
+
+    result = command.render(["tasks.jsonl"])
+    (rendered,) = result.files
+    assert len(rendered.prompts) == rendered.total == 10
+    task_id, prompt = rendered.prompts[0]
+    (task,) = evalspec.validate_file(work / "tasks.jsonl").validated[:1]
+    assert (task_id, prompt) == (task.task_id, evalspec.render(task))
+    assert (result.refused, result.exit_code) == (False, 0)
+
+
+def test_render_refuses_invalid_tasks_unless_allowed(work: Path) -> None:
+    refused = command.render(["tasks_bad.jsonl", "tasks.jsonl"])
+    assert refused.refused and refused.invalid > 0 and refused.exit_code == 1
+    allowed = command.render(["tasks_bad.jsonl"], allow_bad_tasks=True)
+    assert not allowed.refused and allowed.exit_code == 0
+    (bad,) = allowed.files
+    assert len(bad.prompts) == bad.total - bad.invalid and bad.errors
+
+
+def test_render_stops_at_an_unreadable_file(work: Path) -> None:
+    result = command.render(["tasks.jsonl", "nope.jsonl", "tasks_bad.jsonl"])
+    assert [f.name for f in result.files] == ["tasks.jsonl"]
+    assert result.failure == "cannot read nope.jsonl: No such file or directory"
+    assert result.exit_code == 2
