@@ -64,6 +64,8 @@ _INFO = re.compile(r"(?P<info>[^\n]*)\n")
 _IGNORE = shutil.ignore_patterns(
     ".git",
     ".ci-venv",
+    ".ci-venv-harness",
+    ".venv-harness",
     ".venv",
     "__pycache__",
     "*.pyc",

@@ -1,7 +1,7 @@
 """evalspec tasks on inspect_ai, run for real with inspect's offline mockllm provider.
 
-Slow: inspect_ai is the ``inspect`` extra, installed by .ci/run's slow step
-(``test-full``), not by the quick suite's ``test`` extra.
+Slow and ``harness``: inspect_ai is the ``inspect`` extra, which .ci/run installs in
+its own environment (.ci/harness-requirements.txt) and runs with ``-m harness``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from harness_runs import (
     imported_slice,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.harness]
 
 JSON_CODE = ("--allow-code-exec", "--format", "json")
 PASS_AT_2 = ("--predictions-format", "inspect", "--format", "json", "--pass-at", "2")

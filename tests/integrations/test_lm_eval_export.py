@@ -1,7 +1,7 @@
 """``evalspec export lm-eval``: the task directory, and lm-eval's own loader and evaluator on it.
 
-The tests that import lm_eval are slow: lm-eval is installed by .ci/run's slow
-step (the ``test-full`` extra), not by the quick suite.
+The tests that import lm_eval are slow and ``harness``: lm-eval is installed in
+.ci/run's harness environment (.ci/harness-requirements.txt), run with ``-m harness``.
 """
 
 from __future__ import annotations
@@ -112,6 +112,7 @@ def _fixed_model(outputs: dict[str, str], tasks: Path = TASKS) -> Any:
 
 
 @pytest.mark.slow
+@pytest.mark.harness
 def test_lm_eval_runs_the_export_with_evalspec_s_scores(tmp_path: Path) -> None:
     from lm_eval import simple_evaluate
     from lm_eval.loggers import EvaluationTracker
@@ -158,6 +159,7 @@ def test_lm_eval_runs_the_export_with_evalspec_s_scores(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.harness
 @pytest.mark.parametrize("name", sorted(SLICES))
 def test_a_public_benchmark_slice_scores_the_same_on_lm_eval(tmp_path: Path, name: str) -> None:
     from lm_eval import simple_evaluate
@@ -179,6 +181,7 @@ def test_a_public_benchmark_slice_scores_the_same_on_lm_eval(tmp_path: Path, nam
 
 
 @pytest.mark.slow
+@pytest.mark.harness
 def test_an_edited_export_refuses_to_run(tmp_path: Path) -> None:
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
