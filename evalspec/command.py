@@ -1349,6 +1349,22 @@ def render(
     return RenderResult(files=tuple(rendered), refused=refused)
 
 
+# --- schema -------------------------------------------------------------------
+
+
+def schema(*, spec_version: int | None = None) -> dict[str, Any]:
+    """The Draft 2020-12 JSON Schema of one task line at ``spec_version`` (default:
+    the newest) (``evalspec schema``). The validator stays the authority: the schema
+    cannot check task_id uniqueness, duplicate keys or embedded few-shot blocks.
+
+    :raises EvalspecError: the spec version cannot be had.
+    """
+    from evalspec.registry.build import default_registry
+    from evalspec.validation.schema import task_schema
+
+    return task_schema(default_registry(spec_version))
+
+
 __all__ = [
     "CommandUsageError",
     "DatasetValidation",
@@ -1370,6 +1386,7 @@ __all__ = [
     "manifest_fetch",
     "manifest_verify",
     "render",
+    "schema",
     "score",
     "validate",
 ]

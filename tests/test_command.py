@@ -390,3 +390,19 @@ def test_render_stops_at_an_unreadable_file(work: Path) -> None:
     assert [f.name for f in result.files] == ["tasks.jsonl"]
     assert result.failure == "cannot read nope.jsonl: No such file or directory"
     assert result.exit_code == 2
+
+
+# --- schema ---------------------------------------------------------------------
+
+
+def test_schema_describes_a_task_line() -> None:
+    found = command.schema(spec_version=1)
+    assert found["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert {"task_id", "category", "prompt", "targets"} <= set(found["required"])
+
+
+def test_schema_of_an_unknown_spec_version_is_an_error() -> None:
+    from evalspec.errors import EvalspecError
+
+    with pytest.raises(EvalspecError):
+        command.schema(spec_version=999)
