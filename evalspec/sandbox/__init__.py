@@ -3,11 +3,13 @@
 Isolation model (read before trusting it)
 -----------------------------------------
 Every program (a task's extracted code followed by one test program) runs in a
-freshly exec'd interpreter (``python -I -B``), never a fork of the harness,
-with: a fresh temporary directory (mode 0700) as working directory and HOME,
-removed afterwards; an environment built from scratch (minimal PATH, C.UTF-8,
-BLAS/OpenMP thread counts 1; nothing of the parent's); RLIMIT_CPU, RLIMIT_AS,
-RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_NPROC and RLIMIT_CORE=0 set inside that
+fresh fork of its worker slot's zygote (:mod:`evalspec.sandbox.slots`: an
+interpreter exec'd from scratch as ``python -I -B`` that never holds a job or
+runs a program; never a fork of the harness), with: a fresh temporary
+directory (mode 0700) as working directory and HOME, removed afterwards; an
+environment built from scratch (minimal PATH, C.UTF-8, BLAS/OpenMP thread
+counts 1; nothing of the parent's); RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE,
+RLIMIT_NOFILE, RLIMIT_NPROC and RLIMIT_CORE=0 set inside that
 interpreter before the code runs; ``no_new_privs``; not dumpable (another
 process of the same uid can neither ptrace it nor read it through /proc); its
 own session and process group (no controlling terminal, so no TIOCSTI); a

@@ -78,10 +78,14 @@ class RunGroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
-        """Kill whatever is still in the groups, then remove them."""
-        for directory in self.directories:
-            _empty_and_remove(directory)
+    def remove(self) -> bool:
+        """Kill whatever is still in the groups, then remove them.
+
+        True when every group is gone, so no process of the run is left
+        anywhere: each one was started inside the groups, and leaving a group
+        takes writing a root-owned ``cgroup.procs``, which no run's uid may.
+        """
+        return all([_empty_and_remove(directory) for directory in self.directories])
 
 
 def _pids_in(directory: str) -> list[int]:
@@ -92,7 +96,8 @@ def _pids_in(directory: str) -> list[int]:
         return []
 
 
-def _empty_and_remove(directory: str) -> None:
+def _empty_and_remove(directory: str) -> bool:
+    """Empty and remove one group; False if it could not be removed."""
     for _ in range(200):
         pids = _pids_in(directory)
         for pid in pids:
@@ -100,11 +105,12 @@ def _empty_and_remove(directory: str) -> None:
                 os.kill(pid, signal.SIGKILL)
         try:
             os.rmdir(directory)
-            return
+            return True
         except FileNotFoundError:
-            return
+            return True
         except OSError:
             time.sleep(0.005)  # the killed are not reaped yet
+    return False
 
 
 def _mounts() -> dict[str, tuple[str, str, int]]:

@@ -14,17 +14,26 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import Protocol
 
 from evalspec.sandbox.cgroups import RunGroup
 from evalspec.sandbox.uids import kill_uid
 
+
+class Launcher(Protocol):
+    """A run's launcher (a Popen'd process or a fork of a slot's zygote): it leads
+    the run's process group."""
+
+    @property
+    def pid(self) -> int: ...
+
+
 # Reentrant: the signal handler runs in the main thread, which may hold it.
 _lock = threading.RLock()
-_live: dict[int, tuple[subprocess.Popen[bytes], int | None, RunGroup | None]] = {}
+_live: dict[int, tuple[Launcher, int | None, RunGroup | None]] = {}
 _stopping = threading.Event()
 # A signal that came while the main thread was in a shielded section (taking
 # a resource it must not lose track of, or cleaning up) is raised at its end.
@@ -54,7 +63,7 @@ def stopping() -> bool:
     return _stopping.is_set()
 
 
-def register(proc: subprocess.Popen[bytes], uid: int | None, group: RunGroup | None = None) -> None:
+def register(proc: Launcher, uid: int | None, group: RunGroup | None = None) -> None:
     """Note a launched run; a stop that came first kills it right away."""
     with _lock:
         _live[proc.pid] = (proc, uid, group)
@@ -62,12 +71,12 @@ def register(proc: subprocess.Popen[bytes], uid: int | None, group: RunGroup | N
         _end(proc, uid, group)
 
 
-def unregister(proc: subprocess.Popen[bytes]) -> None:
+def unregister(proc: Launcher) -> None:
     with _lock:
         _live.pop(proc.pid, None)
 
 
-def _end(proc: subprocess.Popen[bytes], uid: int | None, group: RunGroup | None) -> None:
+def _end(proc: Launcher, uid: int | None, group: RunGroup | None) -> None:
     # The launcher leads its own process group (and in the namespace tier
     # holds the pid namespace, whose processes die with it).
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -35,8 +35,10 @@ spec's ``status_fd``) means the jail could not be built.
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
+import platform
 import shutil
 import sys
 from typing import Any
@@ -65,6 +67,45 @@ def _check(result: int, what: str) -> None:
     if result != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+# keyctl(2) has no libc wrapper (it is libkeyutils'), so it is called by number.
+_KEYCTL_SYSCALL = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219}
+KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYCTL_CLEAR = 7
+KEY_SPEC_USER_KEYRING = -4
+KEY_SPEC_USER_SESSION_KEYRING = -5
+
+
+def isolate_keyrings(*, clear_user: bool) -> None:
+    """Give the run a kernel keyring session of its own before any program code.
+
+    Keys outlive processes: a run would otherwise share the session keyring of
+    the process that started it (a slot's zygote, so every later run of that
+    slot, or the harness's own), and a program could leave a key there for the
+    next run, or read the harness's. ``clear_user`` (a leased sandbox uid, as
+    root) also empties that uid's user keyrings, which the previous run of the
+    same uid may have filled; never for a uid the harness shares (rlimits-only)
+    or maps (a user namespace, on kernels that key user keyrings by the real
+    uid), whose keyrings are a person's.
+
+    :raises OSError: the keyrings exist and cannot be isolated (fail closed).
+    """
+    number = _KEYCTL_SYSCALL.get(platform.machine().lower())
+    if number is None:
+        raise OSError(errno.ENOSYS, f"cannot isolate kernel keyrings on {platform.machine()}")
+    keyctl = _libc.syscall
+    keyctl.restype = ctypes.c_long
+    if keyctl(ctypes.c_long(number), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), None) < 0:
+        err = ctypes.get_errno()
+        if err in (errno.ENOSYS, errno.EOPNOTSUPP):
+            return  # a kernel without keyrings: nothing to share
+        raise OSError(err, f"keyctl join session keyring: {os.strerror(err)}")
+    if clear_user:
+        for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+            if keyctl(ctypes.c_long(number), ctypes.c_long(KEYCTL_CLEAR), ctypes.c_long(ring)) < 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"keyctl clear user keyring: {os.strerror(err)}")
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
@@ -162,10 +203,12 @@ def _build(spec: dict[str, Any]) -> None:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if spec.get("userns"):
         _drop_capabilities()
+        isolate_keyrings(clear_user=False)
     else:
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
+        isolate_keyrings(clear_user=True)
 
 
 def _drop_capabilities() -> None:

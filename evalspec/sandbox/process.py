@@ -2,9 +2,11 @@
 
 The harness side of the protocol documented in :mod:`evalspec.sandbox.driver`
 (its status lines are read by :class:`evalspec.sandbox.verdict.StatusLines`).
-Nothing here forks the harness: every program is a freshly exec'd interpreter
-started by :class:`subprocess.Popen` (safe from worker threads), with the
-limits applied inside that interpreter before the untrusted code runs.
+Nothing here forks the harness: every run is a fork of a worker slot's
+zygote (:mod:`evalspec.sandbox.slots`), an interpreter started from scratch
+by :class:`subprocess.Popen` that never holds a job, or (for the namespace
+tier of a harness that is not root) a freshly exec'd interpreter of its own;
+the limits are applied inside the run before the untrusted code runs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import attrs
 
 import evalspec.sandbox.cgroups as cgroups
 import evalspec.sandbox.interrupt as interrupt
+import evalspec.sandbox.slots as slots
 import evalspec.sandbox.uids as uids
 import evalspec.sandbox.verdict as protocol
 from evalspec.sandbox.driver import tasks_of
@@ -101,6 +104,22 @@ class _Stream:
         self.dropped += max(0, len(chunk) - max(room, 0))
 
 
+def _uses_slot(plan: LaunchPlan) -> bool:
+    """Whether runs of ``plan`` are forked by a worker slot's zygote.
+
+    All but the namespace tier of a harness that is not root: that one needs
+    ``unshare --user --map-root-user``'s uid map, which a fork of the
+    harness's uid cannot write for itself after the fact here, so its runs
+    start their interpreters afresh as before.
+    """
+    return not plan.userns
+
+
+def _sources() -> dict[str, str]:
+    """What a slot's zygote runs: its own text, the driver's and the jail's."""
+    return {name: _script(f"{name}.py").decode("utf-8") for name in ("zygote", "driver", "jail")}
+
+
 def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     """The run's cwd inside ``base``, with ``program.py`` and the driver.
 
@@ -111,9 +130,10 @@ def _make_workdir(plan: LaunchPlan, base: str, source: str) -> str:
     point of the private root.
     """
     os.chmod(base, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)
-    scripts = ["driver.py"]
+    # A slot's zygote already holds the driver and the jail: no script on disk.
+    scripts = [] if _uses_slot(plan) else ["driver.py"]
     if plan.jail:
-        scripts.append("jail.py")
+        scripts += [] if _uses_slot(plan) else ["jail.py"]
         os.mkdir(os.path.join(base, "root"), stat.S_IRWXU)
     for name in scripts:
         path = os.path.join(base, name)
@@ -174,7 +194,11 @@ def _sweep(inodes: set[str]) -> None:
         time.sleep(0.01)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+#: A run's launcher: a process of its own, or a fork of a slot's zygote.
+Launched = subprocess.Popen[bytes] | slots.ZygoteRun
+
+
+def _kill_group(proc: Launched) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
@@ -204,17 +228,54 @@ def execute(
     job = protocol.job(nonce, test, source, trust_custom_types=trust_custom_types)
     if plan.run_as is None and plan.owner is None and not plan.per_run_uid:
         protocol.guard_harness()
-    lease: uids.Lease | None = None
+    if plan.prefix and not os.access(plan.prefix[0], os.X_OK):
+        # The tier stays tied to the tool that defines it (and that Sandbox(unshare=...)
+        # names), though a slot makes the namespaces itself with unshare(2).
+        return _error(plan, started, f"cannot start the sandbox: no executable {plan.prefix[0]}")
+    if not _uses_slot(plan):
+        return _execute(plan, source, limits, job, nonce, started, trust_custom_types, None)
+    key = (plan.tier, plan.python, plan.per_run_uid, plan.jail)
+    for attempt in range(2):
+        try:
+            with slots.slot(
+                key, plan.python, dict(BASE_ENV), _sources, per_run_uid=plan.per_run_uid
+            ) as held:
+                return _execute(plan, source, limits, job, nonce, started, trust_custom_types, held)
+        except uids.UidLeaseError as exc:
+            return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
+        except (slots.SlotError, OSError) as exc:
+            # A slot whose zygote died while idle (killed, or at rlimits-only by a
+            # program of the same uid) forked nothing: once, a fresh slot does.
+            if attempt == 0 and isinstance(exc, slots.SlotLost):
+                continue
+            return _error(plan, started, f"cannot start the sandbox: {exc}")
+    raise AssertionError("not reached")
+
+
+def _execute(
+    plan: LaunchPlan,
+    source: str,
+    limits: Limits,
+    job: bytes,
+    nonce: str,
+    started: float,
+    trust_custom_types: bool,
+    held: slots.Slot | None,
+) -> RunResult:
+    """:func:`execute` with the run's slot (None: the run starts its own interpreters)."""
+    lease: uids.Lease | None = held.lease if held is not None else None
     base: str | None = None
     group: cgroups.RunGroup | None = None
+    result: RunResult | None = None
     try:
         # Each resource is recorded for cleanup before a stop may interrupt.
         with interrupt.shielded():
             if plan.per_run_uid:
-                try:
-                    lease = uids.lease()
-                except (uids.UidLeaseError, OSError) as exc:
-                    return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
+                if lease is None:
+                    try:
+                        lease = uids.lease()
+                    except (uids.UidLeaseError, OSError) as exc:
+                        return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
                 ids = (lease.uid, lease.gid)
                 plan = attrs.evolve(plan, owner=ids, run_as=None if plan.jail else ids)
             group = cgroups.make(limits.processes, limits.memory_bytes + limits.disk_bytes)
@@ -226,11 +287,15 @@ def execute(
             workdir = _make_workdir(plan, base, source)
         except OSError as exc:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
-        result = _launch(plan, limits, base, workdir, job, nonce, started, lease, group)
+        result = _launch(plan, limits, base, workdir, job, nonce, started, lease, group, held)
         result = attrs.evolve(result, custom_types=protocol.custom_types(trust_custom_types))
     finally:
         with interrupt.shielded():
-            left = _clean_up(plan, base, lease, group)
+            left = _clean_up(plan, base, lease, group, keep_lease=held is not None)
+            if held is not None and (left or result is None or result.status == "sandbox_error"):
+                # Not reused: closing it releases (and scrubs) its uid, and a
+                # fault of the machine is not carried into the next run.
+                held.broken = True
     if left:
         result = attrs.evolve(result, detail=f"{result.detail}; cleanup: {left.describe()}")
     return result
@@ -282,55 +347,58 @@ def _clean_up(
     base: str | None,
     lease: uids.Lease | None,
     group: cgroups.RunGroup | None,
+    *,
+    keep_lease: bool = False,
 ) -> Leftovers:
-    """After the run: no process of it or its uid, none of its files, its uid free again.
+    """After the run: no process of it or its uid, none of its files, its uid free again
+    (or, with ``keep_lease``, scrubbed and kept for the slot's next run).
 
     Never raises: a step that fails is named in what is returned, and the
     steps after it still run.
     """
     found: list[Leftovers] = []
 
-    def step(action: Callable[[], Leftovers | object], what: str) -> None:
+    def step(action: Callable[[], Leftovers | object], what: str) -> object:
         try:
             outcome = action()
         except (OSError, ValueError) as exc:
             found.append(Leftovers(1, f"{what} failed ({exc})"))
-            return
+            return None
         if isinstance(outcome, Leftovers) and outcome:
             found.append(outcome)
+        return outcome
 
-    if group is not None:
-        step(group.remove, "removing the run's cgroups")  # every process of the run
+    # Every process of the run: when its groups are gone, none is left
+    # anywhere, and the uid's /proc scan below is not needed.
+    emptied = group is not None and step(group.remove, "removing the run's cgroups") is True
     if lease is not None:
-        # First: nothing of the uid may change the tree while it is removed.
-        step(lambda: uids.kill_uid(lease.uid), "killing the run's uid")
+        if not emptied:
+            # First: nothing of the uid may change the tree while it is removed.
+            step(lambda: uids.kill_uid(lease.uid), "killing the run's uid")
         if not plan.jail:  # in the jail it could write only its own tmpfs
             step(lambda: uids.remove_owned_files(lease.uid), "removing the uid's files")
     if base is not None:
         step(lambda: _remove_workdir(base), "removing the run's directory")
-    if lease is not None:
+    if lease is not None and not keep_lease:
         step(lease.release, "releasing the run's uid")
     if not found:
         return Leftovers()
     return Leftovers(sum(f.count for f in found), found[0].example)
 
 
-def _jail_argv(
+def _jail_spec(
     plan: LaunchPlan,
     limits: Limits,
     paths: tuple[str, str],
     status_fd: int,
     group: cgroups.RunGroup | None,
-) -> list[str]:
-    """``PYTHON -I -B JAIL SPEC``: what goes between the unshare prefix and the driver.
-
-    ``paths`` are the run's base and working directories; ``group`` the
-    cgroups the jail enters (it may have been forked before the harness
-    moved the launcher into them).
-    """
+) -> dict[str, object]:
+    """What :mod:`evalspec.sandbox.jail` builds: ``paths`` are the run's base and
+    working directories; ``group`` the cgroups the jail enters (it may have been
+    forked before the harness moved the launcher into them)."""
     base, workdir = paths
     uid, gid = plan.owner if plan.owner is not None and not plan.userns else (0, 0)
-    spec = {
+    return {
         "root": os.path.join(base, "root"),
         "base": base,
         "workdir": workdir,
@@ -342,7 +410,20 @@ def _jail_argv(
         "status_fd": status_fd,
         "cgroups": group.procs_files() if group is not None else [],
     }
-    return [plan.python, "-I", "-B", os.path.join(base, "jail.py"), json.dumps(spec)]
+
+
+def _driver_args(plan: LaunchPlan, limits: Limits, status_fd: int) -> list[str]:
+    """The driver's arguments after its script name (see :mod:`evalspec.sandbox.driver`)."""
+    return [
+        str(status_fd),
+        plan.mode,
+        str(limits.cpu_seconds),
+        str(limits.memory_bytes),
+        str(limits.file_size_bytes),
+        str(limits.open_files),
+        str(limits.processes),
+        str(tasks_of(plan.owner[0]) if plan.shared_uid and plan.owner else 0),
+    ]
 
 
 def _launch(
@@ -355,53 +436,27 @@ def _launch(
     started: float,
     lease: uids.Lease | None = None,
     group: cgroups.RunGroup | None = None,
+    held: slots.Slot | None = None,
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
     paths = (base, workdir)
-    jail = _jail_argv(plan, limits, paths, status_w, group) if plan.jail else []
-    argv = [
-        *plan.prefix,
-        *jail,
-        plan.python,
-        "-I",
-        "-B",
-        os.path.join(base, "driver.py"),
-        str(status_w),
-        plan.mode,
-        str(limits.cpu_seconds),
-        str(limits.memory_bytes),
-        str(limits.file_size_bytes),
-        str(limits.open_files),
-        str(limits.processes),
-        str(tasks_of(plan.owner[0]) if plan.shared_uid and plan.owner else 0),
-    ]
-    user: dict[str, object] = {}
-    if plan.run_as is not None:
-        user = {"user": plan.run_as[0], "group": plan.run_as[1], "extra_groups": []}
+    proc: Launched
     # Shielded: a stop between starting the launcher and registering it
     # would leave a run nobody knows of (register() kills it if one came).
     with interrupt.shielded():
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(status_w,),
-                cwd=workdir,
-                env=env,
-                start_new_session=True,
-                **user,  # type: ignore[call-overload]
-            )
-        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            if held is not None:
+                proc = _fork_run(plan, limits, paths, env, (status_r, status_w), group, held)
+            else:
+                proc = _popen_run(plan, limits, paths, env, status_w, group)
+        except (OSError, subprocess.SubprocessError, ValueError, slots.SlotError) as exc:
             os.close(status_r)
             os.close(status_w)
+            if isinstance(exc, slots.SlotLost):
+                raise  # nothing was forked: execute() tries a fresh slot
             return _error(plan, started, f"cannot start the sandbox: {exc}")
         os.close(status_w)
-        if group is not None:
-            # Before the nonce is written: the driver starts nothing until it reads it.
-            group.add(proc.pid)
         interrupt.register(proc, lease.uid if lease is not None else None, group)
     try:
         return _follow(plan, limits, proc, status_r, job, nonce, started, group)
@@ -417,10 +472,80 @@ def _launch(
         os.close(status_r)
 
 
+def _popen_run(
+    plan: LaunchPlan,
+    limits: Limits,
+    paths: tuple[str, str],
+    env: dict[str, str],
+    status_w: int,
+    group: cgroups.RunGroup | None,
+) -> subprocess.Popen[bytes]:
+    """Start the run's own interpreters: ``PREFIX [PYTHON JAIL SPEC] PYTHON DRIVER ARGS``."""
+    base, workdir = paths
+    jail = []
+    if plan.jail:
+        spec = json.dumps(_jail_spec(plan, limits, paths, status_w, group))
+        jail = [plan.python, "-I", "-B", os.path.join(base, "jail.py"), spec]
+    driver = [plan.python, "-I", "-B", os.path.join(base, "driver.py")]
+    argv = [*plan.prefix, *jail, *driver, *_driver_args(plan, limits, status_w)]
+    user: dict[str, object] = {}
+    if plan.run_as is not None:
+        user = {"user": plan.run_as[0], "group": plan.run_as[1], "extra_groups": []}
+    proc: subprocess.Popen[bytes] = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=(status_w,),
+        cwd=workdir,
+        env=env,
+        start_new_session=True,
+        **user,  # type: ignore[call-overload]
+    )
+    if group is not None:
+        # Before the nonce is written: the driver starts nothing until it reads it.
+        group.add(proc.pid)
+    return proc
+
+
+def _fork_run(
+    plan: LaunchPlan,
+    limits: Limits,
+    paths: tuple[str, str],
+    env: dict[str, str],
+    status: tuple[int, int],
+    group: cgroups.RunGroup | None,
+    held: slots.Slot,
+) -> slots.ZygoteRun:
+    """Have the slot's zygote fork the run (it joins its cgroups before anything else)."""
+    fd = slots.STATUS_FD
+    request = {
+        "cwd": paths[1],
+        "env": env,
+        "argv": ["driver", *_driver_args(plan, limits, fd)],
+        "cgroups": group.procs_files() if group is not None else [],
+        "ids": list(plan.run_as) if plan.run_as is not None else None,
+        "jail": _jail_spec(plan, limits, paths, fd, None) if plan.jail else None,
+    }
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    stderr_r, stderr_w = os.pipe()
+    theirs = (stdin_r, stdout_w, stderr_w, status[1])
+    try:
+        return held.launch(request, theirs, (stdin_w, stdout_r, stderr_r))
+    except BaseException:
+        for end in (stdin_w, stdout_r, stderr_r):
+            os.close(end)
+        raise
+    finally:
+        for end in theirs[:3]:
+            os.close(end)
+
+
 def _follow(
     plan: LaunchPlan,
     limits: Limits,
-    proc: subprocess.Popen[bytes],
+    proc: Launched,
     status_r: int,
     job: bytes,
     nonce: str,
@@ -443,7 +568,8 @@ def _follow(
     timed_out = _pump(proc, sinks, started + limits.wall_seconds, stop_first=plan.mode != "ns")
     proc.stdout.close()
     proc.stderr.close()
-    if plan.mode != "ns":
+    if plan.mode != "ns" and group is None:
+        # (With a cgroup, its removal after the run kills every one of them.)
         _sweep(inodes)
     duration = time.monotonic() - started
     verdict, detail = _classify(proc.returncode, status, timed_out, limits)
@@ -468,7 +594,7 @@ def _follow(
 
 
 def _stop(
-    proc: subprocess.Popen[bytes],
+    proc: Launched,
     ask: bool,
     sel: selectors.BaseSelector,
     feeders: dict[int, Callable[[bytes], None]],
@@ -490,7 +616,7 @@ def _stop(
 
 
 def _pump(
-    proc: subprocess.Popen[bytes],
+    proc: Launched,
     sinks: dict[int, Callable[[bytes], None]],
     deadline: float,
     *,
@@ -509,6 +635,9 @@ def _pump(
     with selectors.DefaultSelector() as sel:
         for fd in feeders:
             sel.register(fd, selectors.EVENT_READ)
+        if isinstance(proc, slots.ZygoteRun):
+            # Its end is a message from the zygote (poll() reads it): wake for it.
+            sel.register(proc.exit_fd, selectors.EVENT_READ)
         while proc.poll() is None:
             left = deadline - time.monotonic()
             if interrupt.stopping():
@@ -540,6 +669,8 @@ def _pump(
 def _read_some(
     fd: int, feeders: dict[int, Callable[[bytes], None]], sel: selectors.BaseSelector
 ) -> bool:
+    if fd not in feeders:
+        return False  # a slot's exit notice: the caller's poll() reads it
     try:
         chunk = os.read(fd, 65536)
     except BlockingIOError:

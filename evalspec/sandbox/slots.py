@@ -1,0 +1,316 @@
+"""Worker slots: a pre-started zygote interpreter (and, as root, a leased uid) per slot.
+
+A run used to start two or three interpreters of its own (``unshare``, the
+jail's Python, the driver's Python); that start-up was about three quarters of
+a run's cost. Each slot instead keeps one ``python -I -B`` started from
+scratch (:mod:`evalspec.sandbox.zygote`: its code comes over a pipe, its
+environment is :data:`evalspec.sandbox.process.BASE_ENV`, it is not dumpable)
+that forks each run in turn, before anything of the run exists. A slot is used
+by one run at a time; :func:`slot` hands an idle one to the calling thread, or
+starts one, so there are as many as runs were ever in flight at once.
+
+As root, a slot also keeps its uid lease (:mod:`evalspec.sandbox.uids`)
+across its runs: the uid is scrubbed after every run as before (its processes
+killed, its files in the shared places removed), and a slot whose scrub left
+anything behind is closed (its uid released and scrubbed again on the next
+lease) instead of being reused. Slots end when the harness exits: the zygote
+sees end of file on its control socket, kills a run in flight and exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+import attrs
+
+import evalspec.sandbox.uids as uids
+from evalspec.sandbox.errors import SandboxError
+
+_BOOT = (
+    "import json, sys\n"
+    "sources = json.loads(sys.stdin.buffer.read())\n"
+    "zygote = {'__name__': 'evalspec_zygote'}\n"
+    "exec(compile(sources['zygote'], '<evalspec sandbox zygote>', 'exec'), zygote)\n"
+    "zygote['main'](sources, int(sys.argv[1]))\n"
+)
+#: The run's status descriptor (the driver's and the jail's) in a forked run.
+STATUS_FD = 3
+_START_SECONDS = 60.0  # a loaded machine can take long to start an interpreter
+_REPLY_SECONDS = 30.0
+_MAX_REPLY = 1 << 16
+
+
+class SlotError(SandboxError):
+    """A worker slot's zygote could not be started or stopped answering."""
+
+
+class SlotLost(SlotError):
+    """A slot's zygote was gone before it forked the run (nothing of the run started)."""
+
+
+@attrs.define(eq=False)
+class Slot:
+    """One zygote process and its control socket, used by one run at a time."""
+
+    key: tuple[Any, ...]
+    process: subprocess.Popen[bytes]
+    control: socket.socket
+    lease: uids.Lease | None = None
+    broken: bool = False
+
+    def launch(
+        self, request: dict[str, Any], fds: tuple[int, int, int, int], ends: tuple[int, int, int]
+    ) -> ZygoteRun:
+        """Fork one run with ``fds`` (its stdin, stdout, stderr and status ends).
+
+        ``ends`` are the harness's ends of stdin, stdout and stderr, which the
+        returned run owns (closed with it). Raises :class:`SlotError` if the
+        zygote does not fork it (:class:`SlotLost` when it is gone).
+        """
+        try:
+            self.control.sendmsg(
+                [json.dumps(request).encode("utf-8", "surrogatepass")],
+                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(_fd_array(fds)))],
+            )
+            reply = self.receive(_REPLY_SECONDS)
+        except (OSError, ValueError, SlotError) as exc:
+            self.broken = True
+            raise SlotLost(f"the worker slot's interpreter did not fork the run: {exc}") from None
+        if reply[0] != "started" or len(reply) != 2 or type(reply[1]) is not int:
+            self.broken = reply[0] != "error"
+            raise SlotError(f"the worker slot's interpreter did not fork the run: {reply}")
+        stdin, stdout, stderr = ends
+        return ZygoteRun(
+            self,
+            reply[1],
+            os.fdopen(stdin, "wb"),
+            os.fdopen(stdout, "rb"),
+            os.fdopen(stderr, "rb"),
+        )
+
+    def receive(self, timeout: float | None) -> list[Any]:
+        """The zygote's next message; :class:`SlotError` at end of file or ``timeout``."""
+        ready, _, _ = select.select([self.control], [], [], timeout)
+        if not ready:
+            raise SlotError(f"no answer within {timeout:g} s")
+        data = self.control.recv(_MAX_REPLY)
+        if not data:
+            self.broken = True
+            raise SlotError(f"the interpreter exited (status {self.process.poll()})")
+        message = json.loads(data)
+        if type(message) is not list or not message:
+            raise SlotError(f"an unreadable answer: {data[:80]!r}")
+        return message
+
+    def close(self) -> None:
+        """End the zygote (and so a run in flight) and give the uid back."""
+        with contextlib.suppress(OSError):
+            self.control.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            self.process.wait()
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+
+def _fd_array(fds: tuple[int, ...]) -> memoryview:
+    return memoryview(bytearray(b"".join(fd.to_bytes(4, "little", signed=True) for fd in fds)))
+
+
+class ZygoteRun:
+    """A run forked by a slot: the part of :class:`subprocess.Popen` the harness uses.
+
+    ``pid`` leads the run's session and process group (killed with
+    ``os.killpg`` as a Popen'd launcher is); its exit status comes from the
+    zygote, which is its parent. ``exit_fd`` becomes readable when it does.
+    """
+
+    def __init__(
+        self, slot: Slot, pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]
+    ) -> None:
+        self.slot = slot
+        self.pid = pid
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+        self.stderr: IO[bytes] | None = stderr
+        self.returncode: int | None = None
+
+    @property
+    def exit_fd(self) -> int:
+        return self.slot.control.fileno()
+
+    def _take(self, timeout: float | None) -> None:
+        try:
+            message = self.slot.receive(timeout)
+        except SlotError:
+            if self.slot.broken:  # the zygote is gone: so is the run's parent
+                self.returncode = -9
+            return
+        except (OSError, ValueError):
+            self.slot.broken = True
+            self.returncode = -9
+            return
+        if message[0] == "exited" and len(message) == 3 and message[1] == self.pid:
+            self.returncode = int(message[2])
+        else:
+            self.slot.broken = True
+            self.returncode = -9
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._take(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        until = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            left = None if until is None else until - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired("sandbox run", timeout or 0.0)
+            self._take(left)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, 9)
+
+
+_lock = threading.Lock()
+_idle: dict[tuple[Any, ...], list[Slot]] = {}
+_open: list[Slot] = []
+
+
+def _start(key: tuple[Any, ...], python: str, env: dict[str, str], sources: dict[str, str]) -> Slot:
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        process = subprocess.Popen(
+            [python, "-I", "-B", "-c", _BOOT, str(theirs.fileno())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(theirs.fileno(),),
+            cwd="/",
+            env=env,
+            start_new_session=True,
+        )
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        mine.close()
+        raise SlotError(str(exc)) from None
+    finally:
+        theirs.close()
+    slot = Slot(key, process, mine)
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        with contextlib.suppress(OSError):
+            process.stdin.write(json.dumps(sources).encode("ascii"))
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+        hello = slot.receive(_START_SECONDS)
+        if hello[0] != "ready":
+            raise SlotError(f"an unexpected greeting {hello!r}")
+    except (SlotError, OSError, ValueError) as exc:
+        with contextlib.suppress(OSError):
+            process.kill()
+        process.wait()
+        tail = process.stderr.read().decode("utf-8", "replace").strip().splitlines()[-1:]
+        process.stderr.close()
+        mine.close()
+        raise SlotError(f"{exc}{': ' + tail[0] if tail else ''}") from None
+    # Nothing more is read from it; a zygote that writes there gets EPIPE.
+    process.stderr.close()
+    return slot
+
+
+@contextlib.contextmanager
+def slot(
+    key: tuple[Any, ...],
+    python: str,
+    env: dict[str, str],
+    sources: Callable[[], dict[str, str]],
+    *,
+    per_run_uid: bool = False,
+) -> Iterator[Slot]:
+    """An idle slot for ``key`` (one zygote of ``python``), started if none is idle.
+
+    Raises :class:`SlotError` (or :class:`evalspec.sandbox.uids.UidLeaseError`)
+    when none can be had. Back in the pool afterwards unless it broke.
+    """
+    with _lock:
+        idle = _idle.setdefault(key, [])
+        held = idle.pop() if idle else None
+    if held is None or held.process.poll() is not None:
+        if held is not None:
+            _discard(held)
+        held = _start(key, python, env, sources())
+        with _lock:
+            _open.append(held)
+        if per_run_uid:
+            try:
+                held.lease = uids.lease()
+            except BaseException:
+                _discard(held)
+                raise
+    try:
+        yield held
+    finally:
+        if held.broken or held.process.poll() is not None:
+            _discard(held)
+        else:
+            with _lock:
+                _idle.setdefault(key, []).append(held)
+
+
+def _discard(held: Slot) -> None:
+    with _lock:
+        if held in _open:
+            _open.remove(held)
+        for idle in _idle.values():
+            if held in idle:
+                idle.remove(held)
+    held.close()
+
+
+def idle_slots() -> list[Slot]:
+    """The slots no run is using now (for inspection: their zygotes' pids, leases)."""
+    with _lock:
+        return [held for idle in _idle.values() for held in idle]
+
+
+def _forget_after_fork() -> None:
+    """In a forked child of the harness: the parent's slots are the parent's.
+
+    Their sockets are shared with it, so using one here would interleave two
+    processes' runs on one zygote; the child starts slots of its own.
+    """
+    global _lock
+    _lock = threading.Lock()
+    _idle.clear()
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+@atexit.register
+def close_all() -> None:
+    """End every slot (their zygotes, and the uids they hold)."""
+    with _lock:
+        slots = list(_open)
+    for held in slots:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            _discard(held)

@@ -1,0 +1,255 @@
+"""A worker slot's pre-initialised interpreter: forks one fresh run at a time.
+
+Started by :mod:`evalspec.sandbox.slots` as ``python -I -B -c BOOT`` with an
+environment built from scratch and a ``SOCK_SEQPACKET`` control socket (its
+descriptor number is the one argument); ``BOOT`` reads this file's text, the driver's and the jail's
+from stdin (never from a file a program could rewrite) and runs this one.
+Self-contained (stdlib only), like the driver and the jail, and read as text
+by the harness, never imported for its behaviour.
+
+Why: a run used to start two or three interpreters (``unshare``, the jail's
+Python, the driver's Python): about 200 ms of interpreter start-up and
+imports per program. This process pays that once per worker slot. It holds no
+secret: it never reads a job (the nonce, the tests and the program text go
+from the harness to the run's own stdin, read only by the run's supervisor
+after the fork), it never runs a line of a program, and what it keeps between
+runs is only its own code and the standard library it imported at start-up.
+Every run is a ``fork()`` of it taken before anything of that run exists, so
+nothing of a previous run (which lived only in its own, now dead, processes)
+can be in the next one's memory.
+
+Protocol, one JSON message per datagram:
+
+- harness -> zygote: ``{"cwd", "env", "argv", "cgroups", "ids", "jail"}`` with
+  four descriptors attached (the run's stdin, stdout, stderr and status
+  pipe ends). ``argv`` is the driver's argv (its status descriptor is 3),
+  ``ids`` the (uid, gid) to become (``uid-drop``), ``jail`` the jail's spec
+  (``namespace``: new mount, pid, network, IPC and UTS namespaces, the
+  private root, pid 1 the supervisor).
+- zygote -> harness: ``["started", pid]`` (the run's leader, which leads its
+  own session and process group), then ``["exited", pid, status]`` (the
+  exit status as ``subprocess`` reports it: negative for a signal); or
+  ``["error", why]`` when no run could be forked.
+
+End of file on the control socket (the harness exited or closed the slot)
+kills the run in flight and ends this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import types
+from typing import Any
+
+STATUS_FD = 3  # in the run: the driver's and the jail's status descriptor
+SETUP_FAILED = 125
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
+MAX_REQUEST = 1 << 20
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _module(name: str, source: str) -> types.ModuleType:
+    """The driver's or the jail's text as a module of this interpreter (loaded once)."""
+    module = types.ModuleType(name)
+    module.__file__ = f"<evalspec sandbox {name}>"
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _send(control: socket.socket, message: list[Any]) -> None:
+    control.send(json.dumps(message).encode("ascii"))
+
+
+def _place(fds: list[int]) -> None:
+    """The run's pipes as 0, 1, 2 and 3; every other descriptor closed."""
+    high = [os.dup(fd) for fd in fds]  # above 3: dup2 below never overwrites one
+    for target, fd in enumerate(high):
+        os.dup2(fd, target, inheritable=True)
+    os.closerange(4, 1 << 20)
+
+
+def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> None:
+    """The run's leader (a fresh fork of this process); never returns."""
+    try:
+        os.setsid()
+        _place(fds)
+        for procs in request["cgroups"]:
+            # First: everything this becomes and starts is counted in the run's groups.
+            with open(str(procs), "w", encoding="ascii") as fh:
+                fh.write("0")
+        os.chdir(str(request["cwd"]))
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+        argv = [str(a) for a in request["argv"]]
+        spec = request.get("jail")
+        if spec is not None:
+            _check(_libc.unshare(NAMESPACES), "unshare")
+            child = os.fork()
+            if child == 0:
+                # pid 1 of the new pid namespace: dies with the leader (as
+                # ``unshare --kill-child``), builds the private root, then is the
+                # driver's supervisor.
+                # (Its parent is outside the namespace: getppid() says 0. A
+                # leader killed before this line was killed with its process
+                # group, which this process is in.)
+                _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+                try:
+                    if os.getpid() != 1:
+                        raise RuntimeError(
+                            f"expected pid 1 of a new pid namespace, got {os.getpid()}"
+                        )
+                    jail._build({**spec, "cgroups": [], "status_fd": STATUS_FD})
+                    _check_reachable()
+                except BaseException as exc:  # anything here is the sandbox's fault
+                    _fail(f"jail setup failed: {type(exc).__name__}: {exc}")
+                driver.main(argv)
+                os._exit(1)  # not reached: the driver ends with os._exit
+            os._exit(_wait(child))
+        ids = request.get("ids")
+        if ids is not None:
+            uid, gid = int(ids[0]), int(ids[1])
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            _check_reachable()
+        # Not the zygote's session keyring (every run of the slot would share it).
+        jail.isolate_keyrings(clear_user=ids is not None)
+        driver.main(argv)
+    except BaseException as exc:  # anything here is the sandbox's fault
+        _fail(f"run setup failed: {type(exc).__name__}: {exc}")
+    os._exit(1)
+
+
+def _check_reachable() -> None:
+    """The run's uid must be able to run this interpreter and read its library.
+
+    A fresh interpreter exec'd as that uid needed it; a fork still does, for
+    every module it imports later (a Python under a 0700 home is not usable).
+    """
+    library = os.path.dirname(os.__file__)
+    if not os.access(sys.executable, os.X_OK) or not os.access(library, os.R_OK | os.X_OK):
+        raise PermissionError(f"the run's uid {os.getuid()} cannot run {sys.executable}")
+
+
+def _fail(why: str) -> None:
+    try:
+        os.write(STATUS_FD, f"S {why}\n"[:500].encode("ascii", "replace"))
+    finally:
+        os._exit(SETUP_FAILED)
+
+
+def _wait(child: int) -> int:
+    """The exit status of ``child`` as a shell reports it (128 + a signal's number)."""
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+        except InterruptedError:
+            continue
+        code = os.waitstatus_to_exitcode(status)
+        return code if code >= 0 else 128 - code
+
+
+def serve(control: socket.socket, driver: Any, jail: Any) -> None:
+    """Fork one run per request, report its end; return at end of file."""
+    while True:
+        try:
+            data, ancillary, _, _ = control.recvmsg(MAX_REQUEST, socket.CMSG_SPACE(4 * 4))
+        except InterruptedError:
+            continue
+        fds: list[int] = []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % 4
+                fds.extend(memoryview(payload[:usable]).cast("i"))
+        if not data:
+            return
+        try:
+            request = json.loads(data)
+            if len(fds) != 4 or type(request) is not dict:
+                raise ValueError("a request needs four descriptors and an object")
+        except ValueError as exc:
+            for fd in fds:
+                os.close(fd)
+            _send(control, ["error", f"bad request: {exc}"])
+            continue
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            _send(control, ["error", f"cannot fork a run: {exc}"])
+            continue
+        if pid == 0:
+            control.detach()  # closed by _place; the object must not close a reused number
+            _run(request, fds, driver, jail)
+        for fd in fds:
+            os.close(fd)
+        _send(control, ["started", pid])
+        _send(control, ["exited", pid, _follow(control, pid)])
+
+
+def _follow(control: socket.socket, pid: int) -> int:
+    """Wait for the run's leader; end it if the harness goes away meanwhile."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready, _, _ = select.select([pidfd, control.fileno()], [], [])
+            # A message during a run is not in the protocol (read and dropped);
+            # end of file is: the harness is gone, nobody would follow this run.
+            if control.fileno() in ready and not control.recv(MAX_REQUEST):
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                sys.exit(0)
+            if pidfd in ready:
+                _, status = os.waitpid(pid, 0)
+                return os.waitstatus_to_exitcode(status)
+    finally:
+        os.close(pidfd)
+
+
+def main(sources: dict[str, str], control_fd: int) -> None:
+    """Load the driver and the jail, say ready on ``control_fd``, then serve runs."""
+    # Not dumpable: a program of the same uid (rlimits-only) can neither ptrace
+    # this process nor read or write its memory to change the next run.
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "not dumpable")
+    control = socket.socket(fileno=control_fd)
+    driver = _module("driver", sources["driver"])
+    jail = _module("jail", sources["jail"])
+    # What every run's supervisor, program and test process import anyway,
+    # loaded once here (imports the run makes later still read the disk).
+    for name in ("ast", "io", "linecache", "resource", "traceback", *driver.PRELOAD):
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    # What is loaded now is never collected: a run's collections then leave
+    # these pages shared with this process instead of copying them (faster forks).
+    gc.freeze()
+    _send(control, ["ready", os.getpid()])
+    serve(control, driver, jail)
