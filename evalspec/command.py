@@ -632,11 +632,12 @@ class GateResult(_Result):
     not comparable); otherwise ``verdicts`` holds each check in config order,
     ``compared_anyway`` the differences from the baseline that
     ``allow_incomparable`` accepted, and ``uncovered`` the reported datasets no
-    gate covers."""
+    gate covers; ``config`` names the gates file read."""
 
-    __slots__ = ("compared_anyway", "errors", "uncovered", "verdicts")
+    __slots__ = ("compared_anyway", "config", "errors", "uncovered", "verdicts")
 
     errors: tuple[str, ...]
+    config: str | None
     verdicts: tuple[Verdict, ...]
     compared_anyway: tuple[str, ...]
     uncovered: tuple[str, ...]
@@ -647,9 +648,14 @@ class GateResult(_Result):
         verdicts: tuple[Verdict, ...] = (),
         compared_anyway: tuple[str, ...] = (),
         uncovered: tuple[str, ...] = (),
+        config: str | None = None,
     ) -> None:
         self._set(
-            errors=errors, verdicts=verdicts, compared_anyway=compared_anyway, uncovered=uncovered
+            errors=errors,
+            verdicts=verdicts,
+            compared_anyway=compared_anyway,
+            uncovered=uncovered,
+            config=config,
         )
 
     @property
@@ -765,6 +771,7 @@ def gate(
         verdicts=tuple(check(gates, read, read_baselines)),
         compared_anyway=tuple(differences),
         uncovered=tuple(sorted(set(read) - gated)),
+        config=relative_name(config_path.resolve()),
     )
 
 

@@ -45,15 +45,32 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "-V",
         "--version",
-        action="version",
-        version=f"evalspec {__version__}",
-        help="print the version and exit",
+        action=_Version,
+        nargs=0,
+        help="print the version (and whether the compiled core is in use) and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, title="commands")
     for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"evalspec.cli.commands.{MODULES.get(name, name)}")
         module.add_parser(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the version and whether the validator's compiled core is in use
+    (found only when asked: the check imports the fast path)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from evalspec.validation.fast import core_status
+
+        print(f"evalspec {__version__} ({core_status()})")
+        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

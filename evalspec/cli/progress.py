@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from evalspec.io.wording import one_line
+
 # Annotations only: typing costs the warm `evalspec validate` milliseconds.
 # Type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
@@ -27,7 +29,8 @@ class Progress:
 
     def __init__(self, stream: IO[str] | None, label: str) -> None:
         self._stream = stream
-        self._label = label
+        # A file name may hold a line break or an escape sequence: shown escaped.
+        self._label = one_line(label)
         self._width = 0
         self._last = 0.0
 

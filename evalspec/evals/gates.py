@@ -39,6 +39,7 @@ import attrs
 
 from evalspec.errors import EvalspecError
 from evalspec.evals.yamlfile import YamlSyntaxError, load_mapping
+from evalspec.io.wording import one_line
 from evalspec.scoring.passatk import parse_name
 
 REPORT_SCHEMA = "evalspec/score-report"
@@ -417,6 +418,11 @@ def tally(verdicts: Sequence[Verdict]) -> str:
     return f"{len(verdicts) - failed - skipped} passed, {skipped} skipped, {failed} failed"
 
 
+def _cell(text: str) -> str:
+    """``text`` for a Markdown table cell: control characters escaped, pipes too."""
+    return one_line(text).replace("|", "\\|")
+
+
 def to_markdown(verdicts: Sequence[Verdict]) -> str:
     """A gate summary for a pull request or a CI job summary."""
     head = f"**Gate checks: {tally(verdicts)}**"
@@ -430,8 +436,60 @@ def to_markdown(verdicts: Sequence[Verdict]) -> str:
     ]
     for v in verdicts:
         mark = {True: "pass", False: "**FAIL**", None: "not checked"}[v.passed]
-        lines.append(f"| {mark} | `{v.gate.name}` | {v.check} | {v.message} |")
+        lines.append(f"| {mark} | `{_cell(v.gate.name)}` | {v.check} | {_cell(v.message)} |")
     return "\n".join(lines) + "\n"
+
+
+GATE_SCHEMA = "evalspec/gate-report"
+GATE_SCHEMA_VERSION = 1
+_RESULTS = {True: "pass", False: "fail", None: "skip"}
+
+
+def to_json(
+    verdicts: Sequence[Verdict],
+    *,
+    config: str,
+    uncovered: Sequence[str] = (),
+    compared_anyway: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The gate run as one JSON object (``gate --format json``; the schema is in
+    README.md, *Gate*). Every key is always present, in this order, so a tool
+    reads ``counts.failed`` or ``checks[i].result`` without guessing;
+    ``config`` names the gates file read, ``uncovered`` the reports' datasets no
+    gate covers, ``compared_anyway`` the differences ``--allow-incomparable``
+    let through."""
+    failed = sum(1 for v in verdicts if v.passed is False)
+    skipped = sum(1 for v in verdicts if v.passed is None)
+    return {
+        "schema": GATE_SCHEMA,
+        "schema_version": GATE_SCHEMA_VERSION,
+        "config": config,
+        "passed": failed == 0,
+        "counts": {
+            "passed": len(verdicts) - failed - skipped,
+            "skipped": skipped,
+            "failed": failed,
+        },
+        "checks": [
+            {
+                "gate": v.gate.name,
+                "dataset": v.gate.dataset,
+                "label": v.gate.label,
+                "value": v.gate.value,
+                "metric": v.gate.metric,
+                "check": v.check,
+                "result": _RESULTS[v.passed],
+                "figure": v.figure,
+                "threshold": v.threshold,
+                "baseline": v.baseline,
+                "message": v.message,
+                "line": v.gate.line,
+            }
+            for v in verdicts
+        ],
+        "uncovered": list(uncovered),
+        "compared_anyway": list(compared_anyway),
+    }
 
 
 def _facts(report: Mapping[str, Any]) -> dict[str, Any]:

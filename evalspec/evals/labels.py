@@ -99,3 +99,21 @@ def parse_labels(text: str) -> tuple[Labels | None, list[CardProblem]]:
     if problems:
         return None, problems
     return Labels(legal=legal, required=tuple(req)), []
+
+
+def declared_label_keys(start: Path) -> tuple[str, ...] | None:
+    """The label keys the layout at or above ``start`` declares in its labels file,
+    for the score report to group by; ``None`` when there is no layout, no labels
+    file or one that does not parse (``lint`` reports that), so the report falls
+    back to its bounded set of low-cardinality metadata keys."""
+    from evalspec.evals.layout import find_layout
+    from evalspec.io.safeload import DocumentError, read_text_bounded
+
+    layout = find_layout(start)
+    if layout is None:
+        return None
+    try:
+        parsed, _ = parse_labels(read_text_bounded(layout.labels_file))
+    except (OSError, UnicodeDecodeError, DocumentError):
+        return None
+    return None if parsed is None else tuple(parsed.legal)

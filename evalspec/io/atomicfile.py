@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evalspec.errors import EvalspecError
+from evalspec.io.privatedir import PrivateDirError, euid, private_dir
 from evalspec.io.repository import inside, repository_of
 
 LOCK_TIMEOUT_SECONDS = 120.0
@@ -58,7 +59,8 @@ def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]
     the link itself survives the rewrite.
 
     :raises UnsafePathError: a parent directory or the file is a symlink
-        that resolves outside ``root``.
+        that resolves outside ``root``, or the path (spelled so or through a
+        symlink) lands inside ``root``'s git directory.
     """
     absolute = os.path.abspath(path)
     parent = os.path.realpath(os.path.dirname(absolute))
@@ -75,6 +77,15 @@ def resolve_for_write(path: str | os.PathLike[str], root: str | os.PathLike[str]
         if not inside(root_real, target):
             raise UnsafePathError(
                 f"refusing to write {path}: it is a symlink to {target}, outside {root}"
+            )
+        # Inside the repository but in its git directory (``reports -> .git``, or
+        # ``../.git`` from a subdirectory): a hook or the config written there runs
+        # or decides at the next git command. evalspec writes nothing there this way.
+        git_dir = _git_dir(Path(root_real))
+        if git_dir is not None and inside(os.path.realpath(git_dir), target):
+            raise UnsafePathError(
+                f"refusing to write {path}: it lands on {target}, inside the repository's "
+                "git directory"
             )
     return Path(target)
 
@@ -181,32 +192,17 @@ def _git_dir(root: Path) -> Path | None:
     return None
 
 
-def _euid() -> int:
-    return os.geteuid() if hasattr(os, "geteuid") else 0
-
-
 def private_lock_dir() -> Path:
-    """This user's lock directory, ``<tmp>/evalspec-<euid>``: created 0700, and used
-    only while it is a real directory owned by the effective uid that no one else can
-    enter (anyone can compute the name, so anyone could have made it first).
+    """This user's lock directory: the private directory of
+    :func:`evalspec.io.privatedir.private_dir` (anyone can compute its name, so
+    anyone could have made it first; it is used only while it is private).
 
-    :raises LockError: it exists but is not private to this user.
+    :raises LockError: it cannot be made, or exists but is not private to this user.
     """
-    euid = _euid()
-    path = Path(tempfile.gettempdir()) / f"evalspec-{euid}"
     try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise LockError(f"cannot create the lock directory {path}: {exc.strerror or exc}") from None
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != euid or st.st_mode & 0o077:
-        raise LockError(
-            f"refusing the lock directory {path}: it must be a directory owned by uid {euid} "
-            f"with mode 0700, found uid {st.st_uid} mode {stat.filemode(st.st_mode)}"
-        )
-    return path
+        return Path(private_dir())
+    except PrivateDirError as exc:
+        raise LockError(str(exc)) from None
 
 
 def lock_file_for(root: str | os.PathLike[str]) -> Path:
@@ -232,9 +228,9 @@ def _check_lock_file(path: Path) -> None:
         raise LockError(f"cannot use the lock file {path}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(st.st_mode):
         raise UnsafePathError(f"refusing to use the lock file {path}: it is a symlink")
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != _euid():
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != euid():
         raise LockError(
-            f"refusing the lock file {path}: it belongs to uid {st.st_uid}, not {_euid()} "
+            f"refusing the lock file {path}: it belongs to uid {st.st_uid}, not {euid()} "
             "(or is not a regular file); remove it if you trust it"
         )
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import attrs
 
 from evalspec.io.atomicfile import repository_lock, resolve_for_write
+from evalspec.io.repository import NotRegularFileError, OutsideRootError, open_inside
 from evalspec.manifest.codec import load_manifest, new_manifest, save_manifest
-from evalspec.manifest.digest import file_sha256
+from evalspec.manifest.digest import stream_sha256
 from evalspec.manifest.errors import ManifestError
 from evalspec.manifest.gitignore import ensure_ignored, is_tracked
-from evalspec.manifest.lfs import read_lfs_pointer
+from evalspec.manifest.lfs import MAX_POINTER_BYTES, parse_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry, uri_problem
 from evalspec.manifest.paths import (
     containment_problem,
@@ -113,11 +114,22 @@ def _add_locked(
     if escape is not None:
         raise ManifestError(f"{path}: path_traversal: {escape}")
     local = manifest.root.joinpath(*path.split("/"))
-    if not local.is_file():
-        raise ManifestError(f"{file}: no such file (or not a regular file)")
+    # Opened once, checked on the descriptor, read only through it: the pointer
+    # check and the digest are of one file, and a swap for a symlink to a file
+    # outside after the checks above records nothing of that file.
     try:
-        pointer = read_lfs_pointer(local)
-        digest, size = file_sha256(local)
+        with open_inside(local, manifest.root) as f:
+            head = f.read(MAX_POINTER_BYTES)
+            pointer = parse_lfs_pointer(head)
+            digest, size = stream_sha256(f, head)
+    except (FileNotFoundError, NotRegularFileError):
+        raise ManifestError(f"{file}: no such file (or not a regular file)") from None
+    except OutsideRootError:
+        # Where it leads is not shown: the message must reveal nothing outside.
+        raise ManifestError(
+            f"{path}: path_traversal: it leads outside the repository (or was replaced "
+            "while it was read)"
+        ) from None
     except OSError as exc:
         raise ManifestError(f"cannot read {file}: {exc.strerror or exc}") from exc
     if pointer is not None:

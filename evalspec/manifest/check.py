@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from pathlib import Path
 
 import attrs
 
+from evalspec.io.repository import NotRegularFileError, OutsideRootError, open_inside
 from evalspec.manifest.codec import load_manifest
-from evalspec.manifest.digest import file_sha256
-from evalspec.manifest.lfs import read_lfs_pointer
+from evalspec.manifest.digest import stream_sha256
+from evalspec.manifest.lfs import MAX_POINTER_BYTES, parse_lfs_pointer
 from evalspec.manifest.model import Manifest, ManifestEntry
 from evalspec.manifest.paths import containment_problem
 from evalspec.manifest.problems import ManifestProblem
@@ -39,11 +39,8 @@ def safe_local_path(manifest: Manifest, entry: ManifestEntry) -> tuple[Path, str
     return manifest.local_path(entry), containment_problem(manifest.root, entry.path)
 
 
-def _lfs_message(local: Path) -> str | None:
-    try:
-        pointer = read_lfs_pointer(local)
-    except OSError:
-        return None
+def _lfs_message(head: bytes) -> str | None:
+    pointer = parse_lfs_pointer(head)
     if pointer is None:
         return None
     return (
@@ -53,7 +50,11 @@ def _lfs_message(local: Path) -> str | None:
 
 
 def check_entry(manifest: Manifest, entry: ManifestEntry) -> ManifestProblem | None:
-    """The one problem with ``entry``'s local copy, or None when it is intact."""
+    """The one problem with ``entry``'s local copy, or None when it is intact.
+
+    The copy is opened once and everything (type, size, pointer, digest) is read
+    from that descriptor: a swap for a symlink to a file outside the repository
+    after the path was checked reports nothing of that file."""
 
     def problem(code: str, message: str) -> ManifestProblem:
         return ManifestProblem(manifest.display, entry.path, code, message)
@@ -62,30 +63,33 @@ def check_entry(manifest: Manifest, entry: ManifestEntry) -> ManifestProblem | N
     if escape is not None:
         return problem("path_traversal", escape)
     try:
-        st = os.stat(local)
+        with open_inside(local, manifest.root) as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(MAX_POINTER_BYTES)
+            if size != entry.size:
+                lfs = _lfs_message(head)
+                if lfs is not None:
+                    return problem("unmaterialized_lfs_pointer", lfs)
+                return problem(
+                    "size_mismatch", f"size is {size} bytes, the manifest says {entry.size}"
+                )
+            digest, _size = stream_sha256(f, head)
     except FileNotFoundError:
         return problem("missing", "not present locally; run `evalspec manifest fetch`")
     except NotADirectoryError:
         return problem("missing", "not present locally (a parent is not a directory)")
+    except NotRegularFileError:
+        return problem("not_a_file", "exists but is not a regular file")
+    except OutsideRootError:
+        return problem(
+            "path_traversal", "leads outside the repository (or was replaced while it was read)"
+        )
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:  # fine alone, too long below this root
             return problem("invalid_path", "path is too long for the file system here")
-        return problem("unreadable", f"cannot stat: {exc.strerror or exc}")
-    if not stat.S_ISREG(st.st_mode):
-        return problem("not_a_file", "exists but is not a regular file")
-    if st.st_size != entry.size:
-        lfs = _lfs_message(local)
-        if lfs is not None:
-            return problem("unmaterialized_lfs_pointer", lfs)
-        return problem(
-            "size_mismatch", f"size is {st.st_size} bytes, the manifest says {entry.size}"
-        )
-    try:
-        digest, _size = file_sha256(local)
-    except OSError as exc:
         return problem("unreadable", f"cannot read: {exc.strerror or exc}")
     if digest != entry.sha256:
-        lfs = _lfs_message(local)
+        lfs = _lfs_message(head)
         if lfs is not None:
             return problem("unmaterialized_lfs_pointer", lfs)
         return problem("hash_mismatch", f"sha256 is {digest}, the manifest says {entry.sha256}")

@@ -7,6 +7,8 @@ from types import MappingProxyType
 
 import attrs
 
+from evalspec.io.wording import one_line
+
 PROBLEM_CODES: MappingProxyType[str, str] = MappingProxyType(
     {
         # found when the manifest is read
@@ -75,7 +77,10 @@ class ManifestProblem:
 
     def format(self) -> str:
         """``manifest: entry: code — message`` (one line, for people)."""
-        return f"{self.manifest}: {show(self.entry)}: {self.code} — {self.message}"
+        # The message may quote a URI or a path from the manifest, which a pull
+        # request wrote: a control character in it shows escaped.
+        entry = show(self.entry)
+        return f"{one_line(self.manifest)}: {entry}: {self.code} — {one_line(self.message)}"
 
     def to_dict(self) -> dict[str, str]:
         return {

@@ -17,8 +17,9 @@ cannot be read or written is ignored.
 The cache names modules that get imported, so it is untrusted input, read
 and written as the spec snapshot is (:func:`read_own_file`,
 :func:`write_own_file`): a file that is not a regular file of this user's,
-writable only by them, or that is a symlink, too big or not well-formed, is
-ignored and rescanned; a named pipe or ``/dev/zero`` planted there cannot
+writable only by them, or that is a symlink, too big, not sealed under this
+user's key (:mod:`evalspec.io.seal`) or not well-formed, is ignored and
+rescanned; a named pipe or ``/dev/zero`` planted there cannot
 stall or exhaust the run.
 """
 
@@ -31,6 +32,9 @@ import os
 import stat
 import sys
 import zlib
+
+from evalspec.io import seal
+from evalspec.io.privatedir import PrivateDirError
 
 # Annotations only: typing costs every warm run milliseconds. Type checkers
 # treat any name TYPE_CHECKING as true.
@@ -99,9 +103,11 @@ def _cache_file() -> str | None:
 
 
 def read_own_file(path: str, max_bytes: int) -> bytes | None:
-    """The bytes of the cache file ``path`` if it is a regular file (not a symlink,
+    """The content of the cache file ``path`` if it is a regular file (not a symlink,
     nor a named pipe that would block the open) of at most ``max_bytes`` that only
-    this user can write; otherwise ``None``."""
+    this user can write, sealed under this user's key (:mod:`evalspec.io.seal`: a
+    file copied in from a restored cache or written by anyone without the key
+    does not open); otherwise ``None``."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
@@ -115,7 +121,7 @@ def read_own_file(path: str, max_bytes: int) -> bytes | None:
         if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(max_bytes + 1)
+            return seal.unseal(f.read(max_bytes + 1))
     except OSError:
         return None
     finally:
@@ -123,11 +129,16 @@ def read_own_file(path: str, max_bytes: int) -> bytes | None:
 
 
 def write_own_file(path: str, text: str) -> None:
-    """Replace the cache file ``path`` with ``text``, atomically, in a directory only
-    this user can write (made when missing).
+    """Replace the cache file ``path`` with ``text`` sealed under this user's key,
+    atomically, in a directory only this user can write (made when missing).
 
-    :raises OSError: the directory cannot be made, is not private, or cannot be written.
+    :raises OSError: the directory cannot be made, is not private, or cannot be
+        written, or there is no private key to seal with.
     """
+    try:
+        sealed = seal.seal(text.encode("utf-8"))
+    except PrivateDirError as exc:
+        raise PermissionError(str(exc)) from None
     directory = os.path.dirname(path)
     os.makedirs(directory, mode=0o700, exist_ok=True)
     st = os.lstat(directory)
@@ -142,8 +153,8 @@ def write_own_file(path: str, text: str) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(sealed)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -29,15 +29,25 @@ snapshot the same way but reads it into the plain
 :class:`~evalspec.versions.SpecVersion`: a warm run then imports neither the
 registry, pluggy nor attrs.
 
-The snapshot file is untrusted input: one that is not a regular file owned
-by this user and writable only by them, that is a symlink, that does not
-parse, whose checksum (over its key and content) does not match, or whose
-content is not a well-formed spec version is ignored and rebuilt, never
-believed. It is written to a fresh file and renamed into place, so
-concurrent writers and readers only ever see whole snapshots, and a symlink
-at its path is replaced, not written through. It lives beside the
-entry-point cache (``$XDG_CACHE_HOME/evalspec``); ``EVALSPEC_NO_PLUGIN_CACHE=1``
-turns both off.
+The snapshot file is untrusted input. ``$XDG_CACHE_HOME`` is what CI
+systems save and restore between jobs, jobs that ran pull requests' code
+included, so whoever can write the cache directory must not be able to make
+a snapshot that is believed: a checksum over the file's own content would
+prove nothing (the forger writes it too). The file is therefore sealed with
+an HMAC under a key kept outside the cache (:mod:`evalspec.io.seal`: in this
+user's private directory in the temporary directory, created ``0600``, used
+only while its owner and mode are this user's). A snapshot that is not a
+regular file owned by this user and writable only by them, that is a
+symlink, that is not sealed under this user's key (restored from another
+machine or job, or forged), that does not parse, whose dependency list is
+empty or lacks what every build depends on (evalspec's own lock and
+modules, the project's ``pyproject.toml``), or whose content is not a
+well-formed spec version is ignored and rebuilt, never believed. It is
+written to a fresh file and renamed into place, so concurrent writers and
+readers only ever see whole snapshots, and a symlink at its path is
+replaced, not written through. It lives beside the entry-point cache
+(``$XDG_CACHE_HOME/evalspec``), sealed the same way;
+``EVALSPEC_NO_PLUGIN_CACHE=1`` turns both off.
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ import zlib
 from types import MappingProxyType
 
 from evalspec._version import __version__
+from evalspec.io.seal import sha256 as _sha256
 from evalspec.registry import discovery
 from evalspec.registry.tables import PairsTable, SpecTables
 
@@ -66,21 +77,7 @@ if TYPE_CHECKING:
 
     Stamp: TypeAlias = Any  # a JSON-ready list: what a file or directory looked like
 
-# SHA-256 from CPython's built-in module: the same digest as hashlib's, without
-# loading OpenSSL's (~2 ms at every start). 3.12 renamed it _sha2; a build
-# without it (a FIPS Python) uses hashlib.
-if TYPE_CHECKING:
-    from hashlib import sha256 as _sha256
-else:
-    try:
-        from _sha256 import sha256 as _sha256
-    except ImportError:  # pragma: no cover - depends on the Python build
-        try:
-            from _sha2 import sha256 as _sha256
-        except ImportError:
-            from hashlib import sha256 as _sha256
-
-FORMAT = 1
+FORMAT = 2
 """Of the snapshot file; a snapshot of another format is rebuilt."""
 
 MAX_BYTES = 4 << 20
@@ -222,10 +219,7 @@ def _dependencies(registry: Registry) -> list[list[Any]]:
     for path in (project.root and project.root / _PYPROJECT, project.lock):
         if path is not None:
             deps[("digest", str(path))] = None
-    from importlib import resources
-
-    packaged = resources.files("evalspec.versions").joinpath("evalspec.lock")
-    deps[("digest", str(packaged))] = None
+    deps[("digest", _packaged_lock())] = None
     if project.migrations is not None:
         deps[("listing", str(project.migrations))] = None
         for name in _listing(str(project.migrations)) or ():
@@ -356,17 +350,35 @@ def decode_tables(doc: Any) -> SpecTables:
     return decoded
 
 
-def _checksum(key: Any, spec: Any) -> str:
-    body = json.dumps([FORMAT, key, spec], sort_keys=True, separators=(",", ":"))
-    return _sha256(body.encode()).hexdigest()
+def _packaged_lock() -> str:
+    """evalspec's own lock file (``evalspec/versions/evalspec.lock``), found without
+    importing :mod:`evalspec.versions`."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.join(package, "versions", "evalspec.lock")
+
+
+def _required(key: Any) -> list[list[str]]:
+    """``[how, path]`` of what every build depends on, whatever the project: evalspec's
+    own lock and the modules that read the snapshot, and the project's
+    ``pyproject.toml`` named in the key. A snapshot whose dependency list lacks
+    one was not written by :func:`write`."""
+    required = [
+        ["digest", _packaged_lock()],
+        ["stat", __file__],
+        ["stat", discovery.__file__],
+    ]
+    if key.get("pyproject") is not None:
+        required.append(["digest", _str(key["pyproject"])])
+    return required
 
 
 # -- reading and writing ---------------------------------------------------------------
 
 
 def _current_spec_doc(path: str, spec_version: int | None) -> Any:
-    """The ``spec`` part of the snapshot at ``path`` if the file is well-formed
-    and current (its checksum, key and every dependency's stamp), else ``None``."""
+    """The ``spec`` part of the snapshot at ``path`` if the file is sealed under this
+    user's key, well-formed and current (its key, its dependency list holding at
+    least :func:`_required`, and every dependency's stamp), else ``None``."""
     data = discovery.read_own_file(path, MAX_BYTES)
     if data is None:
         return None
@@ -375,12 +387,13 @@ def _current_spec_doc(path: str, spec_version: int | None) -> Any:
         if type(doc) is not dict or doc.get("format") != FORMAT:
             return None
         key, spec, deps = doc["key"], doc["spec"], doc["dependencies"]
-        if doc.get("checksum") != _checksum([key, deps], spec):
-            return None  # corrupt, truncated or edited
         if key != _global_key(spec_version):
             return None
-        for how, dep_path, stamp in _rows(deps, 3):
-            if _STAMPERS[_str(how)](_str(dep_path)) != stamp:
+        stamped = {(_str(how), _str(dep_path)) for how, dep_path, _ in _rows(deps, 3)}
+        if any((how, dep_path) not in stamped for how, dep_path in _required(key)):
+            return None  # an empty or cut-down list: not one that write made
+        for how, dep_path, stamp in deps:
+            if _STAMPERS[how](dep_path) != stamp:
                 return None
         return spec
     except (ValueError, KeyError, TypeError, RecursionError):  # not a snapshot of ours
@@ -406,11 +419,5 @@ def write(path: str, registry: Registry, spec_version: int | None) -> None:
     key = _global_key(spec_version)
     deps = _dependencies(registry)
     spec = encode_spec(registry.spec)
-    doc = {
-        "format": FORMAT,
-        "key": key,
-        "dependencies": deps,
-        "spec": spec,
-        "checksum": _checksum([key, deps], spec),
-    }
+    doc = {"format": FORMAT, "key": key, "dependencies": deps, "spec": spec}
     discovery.write_own_file(path, json.dumps(doc, separators=(",", ":")))

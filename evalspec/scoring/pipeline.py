@@ -45,6 +45,9 @@ class ScoreOptions:
     seed: int = 0
     bootstrap: int = DEFAULT_RESAMPLES
     dataset: str | None = None
+    labels: tuple[str, ...] | None = None
+    """The metadata keys to group by (the layout's declared labels); ``None``: the
+    report's bounded set of low-cardinality keys."""
     predictions_format: str = "evalspec"
     id_template: str | None = None
 
@@ -197,6 +200,7 @@ def score_inputs(
         notes=notes,
         pass_at=pass_at,
         executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+        labels=options.labels,
         predictions_format=options.predictions_format,
     )
     return ScoreOutcome(
@@ -217,19 +221,30 @@ def read_input(path: str, *, lines: bool = True) -> bytes:
         and has no lines to limit).
     """
     from evalspec.io.linelimit import max_line_bytes, overlong_message
+    from evalspec.io.repository import OutsideRootError, open_for_reading, repository_of
 
     limit = max_line_bytes()
     parts: list[bytes] = []
     run = 0  # bytes since the last line break
     try:
         with contextlib.ExitStack() as stack:
-            f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
+            # Opened once and checked on the descriptor: a task file inside the
+            # repository that a symlink sends out (or that is swapped for one) is refused.
+            f = (
+                stdin_binary()
+                if path == STDIN
+                else stack.enter_context(open_for_reading(path, repository_of(os.getcwd())))
+            )
             while chunk := f.read(1 << 20):
                 parts.append(chunk)
                 cut = chunk.rfind(b"\n")
                 run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
                 if lines and run > limit:
                     raise UnreadableInput(f"{input_name(path)}: {overlong_message(limit)}")
+    except OutsideRootError as exc:
+        raise UnreadableInput(
+            f"refusing to read {one_line(input_name(path))}: {one_line(str(exc))}"
+        ) from None
     except OSError as exc:
         reason = exc.strerror or exc
         raise UnreadableInput(f"cannot read {one_line(input_name(path))}: {reason}") from None

@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from evalspec._version import __version__
-from evalspec.io.wording import counted
+from evalspec.io.wording import counted, one_line
 from evalspec.model import TaskSpec
 from evalspec.registry.build import Registry, default_registry
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES, summarize
@@ -38,6 +38,63 @@ def _label_value(value: Any) -> str | None:
     if value is None or isinstance(value, (bool, int, float)):
         return json.dumps(value)
     return None
+
+
+MAX_LABEL_VALUES = 20
+"""An undeclared metadata key with more distinct values than this is not a label."""
+MAX_LABELS = 16
+"""At most this many undeclared metadata keys become labels (the fewest values first)."""
+
+
+def label_keys(
+    tasks: Sequence[TaskSpec], declared: Sequence[str] | None = None
+) -> tuple[tuple[str, ...], list[str]]:
+    """The metadata keys the report groups by, sorted, and a note per key it does not.
+
+    ``declared`` (the keys of the layout's ``config/labels.yaml``) decides when
+    given: those keys and no other. Without it, a key is a label only when it
+    has low cardinality: at most :data:`MAX_LABEL_VALUES` distinct groupable
+    values, fewer than the tasks carrying it (a value per task is an id, not a
+    label) unless a single task carries it, and at most :data:`MAX_LABELS` such
+    keys, those with the fewest values first. So an ``entry_point`` or a source
+    URL in metadata never makes one group per task.
+    """
+    if declared is not None:
+        return tuple(sorted(set(declared))), []
+    values: dict[str, set[str]] = {}
+    carriers: dict[str, int] = {}
+    for task in tasks:
+        for key, value in task.metadata.items():
+            seen = values.setdefault(key, set())  # a key of lists only: noted, not grouped
+            group = _label_value(value)
+            if group is None:
+                continue
+            if len(seen) <= MAX_LABEL_VALUES:  # enough to know it is too many
+                seen.add(group)
+            carriers[key] = carriers.get(key, 0) + 1
+    notes = []
+    fit = []
+    for key in sorted(values):
+        n = len(values[key])
+        if n > MAX_LABEL_VALUES:
+            notes.append(
+                f"metadata key {key!r} has more than {MAX_LABEL_VALUES} distinct "
+                "values: not grouped as a label (declare labels in config/labels.yaml)"
+            )
+        elif n >= carriers.get(key, 0) > 1:
+            notes.append(
+                f"metadata key {key!r} has a different value on every task: not "
+                "grouped as a label (declare labels in config/labels.yaml)"
+            )
+        else:
+            fit.append(key)
+    fit.sort(key=lambda k: (len(values[k]), k))
+    for key in sorted(fit[MAX_LABELS:]):
+        notes.append(
+            f"metadata key {key!r} not grouped as a label: at most {MAX_LABELS} "
+            "undeclared keys are (declare labels in config/labels.yaml)"
+        )
+    return tuple(sorted(fit[:MAX_LABELS])), notes
 
 
 def reference_packages(registry: Registry) -> list[str]:
@@ -92,6 +149,7 @@ def build_report(
     notes: Iterable[str] = (),
     pass_at: Sequence[int] | None = None,
     executor: Mapping[str, Any] | None = None,
+    labels: Sequence[str] | None = None,
     predictions_format: str = "evalspec",
 ) -> dict[str, Any]:
     """The report of one scoring run as a JSON-ready dict (schema version 2).
@@ -109,6 +167,8 @@ def build_report(
         single-output report is what it was).
     :param executor: where sandboxed programs ran, when not on this machine
         (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
+    :param labels: the metadata keys to group by (the layout's declared labels);
+        default: the low-cardinality keys :func:`label_keys` picks.
     :param predictions_format: what the predictions file was (``evalspec``, or
         the harness run log it was read from: ``lm-eval``, ``inspect``).
     :raises ValueError: ``tasks`` and ``scores`` do not describe the same tasks.
@@ -125,6 +185,8 @@ def build_report(
     ks = _pass_at_ks(pass_at, sampled, scores)
     note_list = list(notes)
     note_list.extend(_target_notes(tasks, reg))
+    keys, label_notes = label_keys(tasks, labels)
+    note_list.extend(label_notes)
 
     by_metric: dict[str, list[float]] = {}
     by_category: dict[str, list[float]] = {}
@@ -135,8 +197,10 @@ def build_report(
     for task, row in zip(tasks, scores, strict=True):
         by_metric.setdefault(row.metric, []).append(row.score)
         by_category.setdefault(row.category, []).append(row.score)
-        for label, value in task.metadata.items():
-            key = _label_value(value)
+        for label in keys:
+            if label not in task.metadata:
+                continue
+            key = _label_value(task.metadata[label])
             if key is None:
                 ungrouped[label] = ungrouped.get(label, 0) + 1
                 continue
@@ -234,7 +298,7 @@ def build_report(
                 t.task_id,
                 s.metric,
                 s.category,
-                _labels(t),
+                _labels(t, keys),
                 s.n,
                 s.correct,
             )
@@ -249,10 +313,10 @@ def build_report(
     return report
 
 
-def _labels(task: TaskSpec) -> tuple[tuple[str, str], ...]:
+def _labels(task: TaskSpec, keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
     out = []
-    for label, value in task.metadata.items():
-        key = _label_value(value)
+    for label in keys:
+        key = _label_value(task.metadata[label]) if label in task.metadata else None
         if key is not None:
             out.append((label, key))
     return tuple(out)
@@ -397,11 +461,16 @@ def _text(report: Mapping[str, Any]) -> str:
             f"{row['task_id']:<20} {row['category']:<15} {row['metric']:<12} "
             f"{row['score']:>7.4f}  {_short(row['prediction'])}"
         )
-    return "\n".join(lines) + "\n"
+    # Names and values come from task files and predictions: a line holding a
+    # control character (a newline in a label value, an escape sequence in a task
+    # id) is shown JSON-quoted, so it can neither split its line nor draw on a terminal.
+    return "\n".join(one_line(line) for line in lines) + "\n"
 
 
 def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """``text`` for a Markdown table cell: a control character (a line break, an
+    escape sequence) shows JSON-escaped, a pipe cannot end the cell."""
+    return one_line(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _markdown(report: Mapping[str, Any]) -> str:

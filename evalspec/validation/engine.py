@@ -20,15 +20,16 @@ from __future__ import annotations
 import heapq
 import io
 import itertools
+import operator
 import os
 import stat
 from array import array
 from collections.abc import Callable, Iterator
 
-from evalspec.io.fileidentity import file_identity, read_span
+from evalspec.io.fileidentity import changed, file_identity, file_signature, read_span
 from evalspec.io.linelimit import OverlongLine, max_line_bytes
 from evalspec.io.signals import in_worker
-from evalspec.validation.idtable import IdTable
+from evalspec.validation.idtable import DigestIdTable, IdTable
 from evalspec.validation.pool import ordered_results
 from evalspec.validation.precise import line_outcome, overlong_record
 
@@ -332,12 +333,16 @@ def iter_problems(
         from evalspec.registry.build import default_registry
 
         spec = default_registry(spec_version).spec
-    seen = IdTable()
     first_line = 1
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         regular = stat.S_ISREG(st.st_mode)
         tally.size = st.st_size if regular else 0
+        # Big regular files get the compact table; small ones skip loading the core.
+        big = regular and st.st_size >= FAST_PATH_MIN_BYTES
+        seen: IdTable | DigestIdTable | None = _id_table(f, spec) if fast and big else None
+        if seen is None:
+            seen = IdTable()
         n_jobs = default_jobs(tally.size) if jobs is None else max(1, jobs)
         bounds = None
         # A line limit below the chunk size is checked line by line, in this process.
@@ -387,6 +392,42 @@ def iter_problems(
             results.close()  # a reader that stops early ends the workers now, not at GC
 
 
+def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
+    """The compact id table for the regular file ``f``, when the compiled core is built
+    (its digests are decided by reading the first line again: ``f`` can be)."""
+    from evalspec.validation.fast import compiled_core
+
+    core = compiled_core()
+    if core is None:
+        return None
+    fd, limit = f.fileno(), max_line_bytes() + 1
+    signature = file_signature(f)
+
+    def id_at(offset: int, line: int) -> str:
+        # The ids were read from this file's bytes as they were: rewritten since, its
+        # lines could tell a repeated id from a new one wrongly.
+        if file_signature(f) != signature:
+            raise changed()
+        parts = []
+        got = 0
+        while got < limit:
+            part = os.pread(fd, min(1 << 16, limit - got), offset + got)
+            parts.append(part)
+            got += len(part)
+            if not part or b"\n" in part:
+                break
+        raw = b"".join(parts)
+        cut = raw.find(b"\n")
+        outcome = line_outcome(line, raw[: cut + 1] if cut >= 0 else raw, spec)
+        # It was a valid task when it was read: anything else is another file's bytes.
+        if outcome is None or outcome[1] or type(outcome[0]) is not dict:
+            raise changed()
+        task_id: str = outcome[0]["task_id"]
+        return task_id
+
+    return DigestIdTable(id_at, core.DigestTable())
+
+
 def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:
     def line_at(offset: int) -> bytes:
         i = offset - start
@@ -407,7 +448,7 @@ def _in_file(f: IO[bytes]) -> Callable[[int], bytes]:
 def _resolve(
     result: ChunkResult,
     first_line: int,
-    seen: IdTable,
+    seen: IdTable | DigestIdTable,
     line_at: Callable[[int], bytes],
     tally: Tally,
 ) -> Iterator[LineResult]:
@@ -416,14 +457,20 @@ def _resolve(
     skip = set(result.skipped)
     end = result.origin + result.lines
     numbers = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
-    repeats = seen.add_all(ids, numbers, shift)
+    starts: list[int] = []
+    if seen.needs_offsets:  # each id's line offset, for reading the line again
+        starts = list(itertools.accumulate(result.lengths, initial=result.start))
+        index = map(operator.sub, numbers, itertools.repeat(result.origin))
+        repeats = seen.add_all(ids, numbers, shift, map(starts.__getitem__, index))
+    else:
+        repeats = seen.add_all(ids, numbers, shift)
     duplicates: list[LineResult] = []
     if repeats:
         from evalspec.validation.validator import LineResult, duplicate_record
 
-        starts = list(itertools.accumulate(result.lengths, initial=0))
+        starts = starts or list(itertools.accumulate(result.lengths, initial=result.start))
         for pos, first in repeats:
-            offset = result.start + starts[numbers[pos] - result.origin]
+            offset = starts[numbers[pos] - result.origin]
             number = numbers[pos] + shift
             record = duplicate_record(number, ids[pos], first, line_at(offset))
             duplicates.append(LineResult(number, None, (record,)))

@@ -35,6 +35,10 @@ closed:
   colons unescaped). An escape that could spell a colon (``\\u003``) is
   searched for once per block of lines, and per line only in a block that
   holds one.
+  With the compiled core (:mod:`evalspec.validation._core`, built where a C
+  compiler exists) one pass over the raw bytes proves it instead, exactly
+  (a key is its decoded string, escapes included), and the accounting, the
+  re-encoding and the escape search are skipped: see :func:`compiled_core`.
 - **Integers beyond 64 bits.** msgspec decodes them exactly, as the precise
   path does (up to the same digit limit). orjson turns them into floats; a float in a valid task can
   only sit in ``metadata``; such a float has magnitude >= 2**63, which
@@ -62,6 +66,7 @@ import functools
 import gc
 import json
 import operator
+import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -80,6 +85,38 @@ _BIG = 9e18  # below 2**63: an orjson float this small was written as a float
 _COLONS = (":", "\uff1a")
 _MISSING: Any = object()
 _maybe_escaped_colon = re.compile(rb"\\u003").search
+
+
+NO_CCORE_ENV = "EVALSPEC_NO_CCORE"
+"""Set to ``1`` to use the pure-Python proof even where the compiled core is built."""
+
+
+def compiled_core() -> Any | None:
+    """The compiled core module when it is built and not switched off, else ``None``.
+
+    Its ``unique_keys(raw, max_depth)`` is the repeated-key proof; the fast
+    path's verdicts are the same with and without it (only faster with it).
+    """
+    if os.environ.get(NO_CCORE_ENV, "") == "1":
+        return None
+    try:
+        from evalspec.validation import _core
+    except ImportError:  # not built (no compiler at install time): the pure-Python proof
+        return None
+    return _core
+
+
+def core_status() -> str:
+    """One phrase for ``evalspec --version``: whether the compiled core is in use."""
+    if compiled_core() is not None:
+        return "compiled core in use"
+    if os.environ.get(NO_CCORE_ENV, "") == "1":
+        return f"compiled core off, {NO_CCORE_ENV}=1"
+    try:
+        from evalspec.validation import _core  # noqa: F401
+    except ImportError:
+        return "compiled core not built, pure-Python fallback"
+    return "compiled core in use"
 
 
 def _orjson_loads() -> Callable[[bytes], Any] | None:
@@ -134,16 +171,29 @@ def _string_colons(node: Any) -> int:
 class FastPath:
     """Vouches for lines that are certainly valid tasks under one spec version."""
 
-    __slots__ = ("_vouch_id_unescaped", "parser", "vouch", "vouch_id", "vouch_struct")
+    __slots__ = ("_vouch_id_unescaped", "ccore", "parser", "vouch", "vouch_id", "vouch_struct")
 
     def __init__(
-        self, spec: AnySpec, *, use_msgspec: bool | None = None, use_orjson: bool = True
+        self,
+        spec: AnySpec,
+        *,
+        use_msgspec: bool | None = None,
+        use_orjson: bool = True,
+        use_ccore: bool | None = None,
     ) -> None:
         """Decode with msgspec, else orjson, else the standard library, as installed.
 
         ``use_msgspec=False`` skips msgspec; ``use_orjson=False`` alone means the
-        standard library (as before msgspec was used).
+        standard library (as before msgspec was used). ``use_ccore`` (default:
+        :func:`compiled_core` decides) proves the absence of repeated keys with the
+        compiled core; ``False`` uses the pure-Python proof, ``True`` requires the core.
         """
+        core = compiled_core() if use_ccore is None or use_ccore else None
+        if use_ccore and core is None:
+            raise ImportError("evalspec.validation._core is not built or is switched off")
+        self.ccore: bool = core is not None
+        """Whether the repeated-key proof runs in the compiled core."""
+        unique = None if core is None else core.unique_keys
         metrics, rules = frozenset(spec.metrics), frozenset(spec.post_processes)
         # (category, metric, rule) -> the allowed single targets, or None for any
         legal: dict[tuple[str, str, str], frozenset[str] | None] = {}
@@ -153,7 +203,7 @@ class FastPath:
                 for rule in frozenset(cat.post_processes) & rules:
                     legal[(name, metric, rule)] = single
         typed_first = use_orjson if use_msgspec is None else use_msgspec
-        typed = _typed_vouchers(spec, legal) if typed_first else None
+        typed = _typed_vouchers(spec, legal, unique) if typed_first else None
         self.parser: str
         """``"msgspec"``, ``"orjson"`` or ``"json"``: what the fast path decodes with."""
         vouch_struct = None
@@ -163,8 +213,8 @@ class FastPath:
         else:
             loads = _orjson_loads() if use_orjson else None
             self.parser = "orjson" if loads is not None else "json"
-            vouch = _make_vouch(legal, loads, False)
-            vouch_id = unescaped = _make_vouch(legal, loads, True)
+            vouch = _make_vouch(legal, loads, False, unique)
+            vouch_id = unescaped = _make_vouch(legal, loads, True, unique)
         self.vouch: Callable[[bytes], dict[str, Any] | None] = vouch
         """``vouch(raw)``: the decoded task when ``raw`` (one line, with or without its
         end of line) is certainly valid at stages 1-5; otherwise ``None`` (ask the
@@ -188,8 +238,11 @@ class FastPath:
         """
         # A regular expression finds it ~1.5x faster than `in`: CPython's substring
         # search skips little with this needle, whose bytes are common ones.
-        escapes = _maybe_escaped_colon(block) is not None
-        vouch_id = self.vouch_id if escapes else self._vouch_id_unescaped
+        if self.ccore:  # the core's proof decodes escapes: nothing to search for
+            vouch_id = self.vouch_id
+        else:
+            escapes = _maybe_escaped_colon(block) is not None
+            vouch_id = self.vouch_id if escapes else self._vouch_id_unescaped
         # Decoded JSON holds no reference cycles, so the collector has nothing to
         # find here; its passes, triggered by the allocations, cost ~20%.
         collecting = gc.isenabled()
@@ -277,7 +330,9 @@ def _depth(node: Any) -> int:
 
 
 def _typed_vouchers(
-    spec: AnySpec, legal: dict[tuple[str, str, str], frozenset[str] | None]
+    spec: AnySpec,
+    legal: dict[tuple[str, str, str], frozenset[str] | None],
+    unique: Callable[[bytes, int], bool] | None = None,
 ) -> (
     tuple[
         Callable[[bytes], Any],
@@ -288,7 +343,8 @@ def _typed_vouchers(
     | None
 ):
     """``vouch``, ``vouch_id``, ``vouch_id`` for lines known to hold no escaped colon, and
-    ``vouch_struct``."""
+    ``vouch_struct``; with ``unique`` (the compiled core's proof) the colon accounting
+    is not needed, and lines with escaped colons are checked like any other."""
     decoder = _typed_decoder(spec, legal)
     if decoder is None:
         return None
@@ -310,6 +366,7 @@ def _typed_vouchers(
     task_id, category, prompt, targets, metric_name, post_process = REQUIRED_FIELDS
     examples, metadata = OPTIONAL_FIELDS
     ex_prompt, ex_completion = EXAMPLE_FIELDS
+    line_depth = 1 + TYPED_MAX_DEPTH  # the task object, then its metadata
 
     def checker(want_id: bool) -> Callable[[bytes], Any]:
         """The check of a line known to hold no ``\\u003`` escape (no escaped colon):
@@ -347,6 +404,10 @@ def _typed_vouchers(
                 pairs = [(ex.prompt, ex.completion) for ex in shots]
                 if embedded(text, pairs) is not None:
                     return None
+            if unique is not None:  # the compiled core: exact, at any depth, escapes decoded
+                if not unique(raw, line_depth):
+                    return None
+                return tid if want_id else task
             # No duplicate keys (see the module docstring): the decoded keys and the
             # colons of the decoded strings against the colons of the raw line. The
             # prompt is counted as a string; examples and metadata re-encoded (keys
@@ -380,14 +441,19 @@ def _typed_vouchers(
     id_unescaped, task_unescaped = checker(True), checker(False)
     escaped = _maybe_escaped_colon
 
-    def vouch_id(raw: bytes) -> Any:
+    def id_if_unescaped(raw: bytes) -> Any:
         return None if escaped(raw) is not None else id_unescaped(raw)
 
-    def vouch_struct(raw: bytes) -> Any:
+    def struct_if_unescaped(raw: bytes) -> Any:
         return None if escaped(raw) is not None else task_unescaped(raw)
 
+    vouch_id: Callable[[bytes], Any] = id_if_unescaped
+    vouch_struct: Callable[[bytes], Any] = struct_if_unescaped
+    if unique is not None:  # no escape search: the core decodes every key
+        vouch_id, vouch_struct = id_unescaped, task_unescaped
+
     def vouch(raw: bytes) -> Any:
-        task = None if escaped(raw) is not None else task_unescaped(raw)
+        task = vouch_struct(raw)
         if task is None:
             return None
         obj = {
@@ -450,6 +516,7 @@ def _make_vouch(
     legal: dict[tuple[str, str, str], frozenset[str] | None],
     orjson_loads: Callable[[bytes], Any] | None,
     want_id: bool,
+    unique: Callable[[bytes, int], bool] | None = None,
 ) -> Callable[[bytes], Any]:
     # Everything the hot loop touches is a local of this closure: the checks run
     # once per line, so attribute and global look-ups are worth avoiding.
@@ -469,6 +536,7 @@ def _make_vouch(
     # An escaped colon could hide a repeated key.
     escaped_colon = re.compile(rb"\\u003[aA]").search
     json_loads = json.loads
+    line_depth = 1 + TYPED_MAX_DEPTH
 
     def parse(raw: bytes) -> Any:
         if orjson_loads is not None:
@@ -562,8 +630,11 @@ def _make_vouch(
             pairs = [(ex["prompt"], ex["completion"]) for ex in obj.get(examples_field, ())]
             if embedded(prompt, pairs) is not None:
                 return None
+        if unique is not None:  # the compiled core: exact, at any depth, escapes decoded
+            if not unique(raw, line_depth):
+                return None
         # No duplicate keys: see the module docstring for why this proves it.
-        if accounted != raw.count(b":") or (accounted and escaped_colon(raw) is not None):
+        elif accounted != raw.count(b":") or (accounted and escaped_colon(raw) is not None):
             return None
         return task_id if want_id else obj
 

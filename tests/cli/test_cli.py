@@ -226,4 +226,6 @@ def test_short_and_long_version_flags_print_the_version(flag: str) -> None:
 
     r = evalspec(flag)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == f"evalspec {package.__version__}"
+    # Then whether the validator's compiled core is in use (tests/validation/test_ccore.py).
+    assert r.stdout.startswith(f"evalspec {package.__version__} (compiled core "), r.stdout
+    assert r.stdout.count("\n") == 1

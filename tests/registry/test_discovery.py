@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evalspec.io import seal
 from evalspec.registry import discovery
 
 GROUP = "evalspec-discovery-test"
@@ -54,7 +55,7 @@ def test_cached_discovery_follows_installs_edits_and_removals(site: Path, tmp_pa
     assert _names() == _truth() == [("a", "json:dumps", "plug_a")]
     cache_files = list((tmp_path / "cache" / "evalspec").iterdir())
     assert len(cache_files) == 1
-    assert GROUP in json.loads(cache_files[0].read_text())["groups"]
+    assert GROUP in json.loads(_payload(cache_files[0]))["groups"]
     assert _names() == _truth()  # answered from the cache
 
     _dist(site, "plug_b", "b = os.path:join")
@@ -147,11 +148,39 @@ def test_a_cache_file_others_can_write_is_not_believed(site: Path, tmp_path: Pat
     _dist(site, "plug_f", "g = json:dumps")
     assert _names() == _truth()
     (cache_file,) = (tmp_path / "cache" / "evalspec").iterdir()
-    doc = json.loads(cache_file.read_text())
+    doc = json.loads(_payload(cache_file))
     doc["groups"][GROUP] = [["g", "os:system", ["plug_f", "1.0"]]]  # what a planter would
-    cache_file.write_text(json.dumps(doc))
+    cache_file.write_bytes(seal.seal(json.dumps(doc).encode()))
     cache_file.chmod(0o666)
     assert _names() == _truth() == [("g", "json:dumps", "plug_f")]
+
+
+@pytest.mark.parametrize("sealed", ["unsealed", "another key"])
+def test_a_cache_file_without_this_users_seal_is_not_believed(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sealed: str
+) -> None:
+    """A restored CI cache, or anyone who can write the cache directory: the file is
+    this user's and private, but not sealed under this user's key."""
+    _dist(site, "plug_h", "g = json:dumps")
+    assert _names() == _truth()
+    (cache_file,) = (tmp_path / "cache" / "evalspec").iterdir()
+    doc = json.loads(_payload(cache_file))
+    doc["groups"][GROUP] = [["g", "os:system", ["plug_h", "1.0"]]]
+    forged = json.dumps(doc).encode()
+    if sealed == "another key":
+        (tmp_path / "elsewhere").mkdir()
+        with monkeypatch.context() as elsewhere:  # another machine's key
+            elsewhere.setenv("TMPDIR", str(tmp_path / "elsewhere"))
+            forged = seal.seal(forged)
+    cache_file.write_bytes(forged)
+    cache_file.chmod(0o600)
+    assert _names() == _truth() == [("g", "json:dumps", "plug_h")]
+
+
+def _payload(cache_file: Path) -> bytes:
+    payload = seal.unseal(cache_file.read_bytes())
+    assert payload is not None
+    return payload
 
 
 def test_the_cache_is_never_written_through_a_symlink(site: Path, tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import example_plugin
 import pytest
 
+from evalspec.io import seal
 from evalspec.registry import discovery, snapshot
 from evalspec.registry.build import Registry, build_registry
 from evalspec.versions.lock import lock_chain
@@ -74,13 +75,14 @@ def test_a_damaged_snapshot_is_ignored(written: Path, damage: object) -> None:
     assert snapshot.load(str(written), None) is None
 
 
-def test_a_forged_snapshot_with_a_matching_checksum_but_a_bad_spec_is_ignored(
+def test_a_snapshot_sealed_under_the_key_but_with_a_bad_spec_is_ignored(
     written: Path,
 ) -> None:
-    doc = json.loads(written.read_bytes())
+    payload = seal.unseal(written.read_bytes())
+    assert payload is not None
+    doc = json.loads(payload)
     doc["spec"]["categories"][0][1] = "exact_match"  # a string where a list belongs
-    doc["checksum"] = snapshot._checksum([doc["key"], doc["dependencies"]], doc["spec"])
-    written.write_text(json.dumps(doc))
+    written.write_bytes(seal.seal(json.dumps(doc).encode()))
     assert snapshot.load(str(written), None) is None
 
 

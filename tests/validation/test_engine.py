@@ -15,7 +15,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalspec.registry.build import Registry
-from evalspec.validation.engine import Tally, _blocks, chunk_bounds, default_jobs, iter_problems
+from evalspec.validation.engine import (
+    FAST_PATH_MIN_BYTES,
+    Tally,
+    _blocks,
+    chunk_bounds,
+    default_jobs,
+    iter_problems,
+)
+from evalspec.validation.fast import NO_CCORE_ENV, compiled_core
 from evalspec.validation.validator import _iter_validate
 
 VALID = {
@@ -251,3 +259,42 @@ def test_a_file_removed_while_its_chunks_are_read_is_an_error(tmp_path: Path) ->
 
     with pytest.raises(OSError, match="replaced or removed while it was read"):
         list(iter_problems(str(path), jobs=2, chunk_bytes=4096, on_chunk=remove))
+
+
+@pytest.mark.parametrize("proof", ["ccore", "python"])
+@pytest.mark.parametrize(("jobs", "chunk_bytes"), [(1, 1000), (1, 1 << 20), (2, 50_000)])
+def test_big_files_give_the_same_output_with_and_without_the_compiled_core(
+    tmp_path: Path,
+    registry: Registry,
+    monkeypatch: pytest.MonkeyPatch,
+    proof: str,
+    jobs: int,
+    chunk_bytes: int,
+) -> None:
+    """Past FAST_PATH_MIN_BYTES the compiled core (where built) also keeps the ids, as
+    digests: its repeats, decided by reading first lines again, are the dict's."""
+    if proof == "python":
+        monkeypatch.setenv(NO_CCORE_ENV, "1")
+    elif compiled_core() is None:
+        pytest.skip("the compiled core is not built here")
+    path = _mixed_file(tmp_path / "tasks.jsonl", n=3000)
+    assert path.stat().st_size > FAST_PATH_MIN_BYTES
+    found = list(iter_problems(str(path), jobs=jobs, chunk_bytes=chunk_bytes))
+    assert found == _expected(path, registry)
+    assert sum(e.rule == "duplicate_task_id" for r in found for e in r.errors) > 50
+
+
+def test_a_file_rewritten_in_place_while_ids_are_read_again_is_an_error(tmp_path: Path) -> None:
+    if compiled_core() is None:
+        pytest.skip("the compiled core is not built here")
+    path = tmp_path / "t.jsonl"
+    lines = [_line(f"id{i:05d}") for i in range(3000)] + [_line("id00000")]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert path.stat().st_size > FAST_PATH_MIN_BYTES
+
+    def rewrite(tally: Tally) -> None:
+        with open(path, "r+b") as f:  # same length, another id: the repeat would be missed
+            f.write(_line("id99999"))
+
+    with pytest.raises(OSError, match="while it was read"):
+        list(iter_problems(str(path), jobs=1, chunk_bytes=4096, on_chunk=rewrite))

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalspec.validation.idtable import IdTable
+from evalspec.validation.fast import compiled_core
+from evalspec.validation.idtable import DigestIdTable, IdTable
 
 _ids = st.lists(st.text(max_size=6) | st.sampled_from(["a", "b", "\ud800", "é", ""]), max_size=300)
 
@@ -81,3 +82,105 @@ def test_a_batch_with_few_or_many_repeats_reports_each_in_position_order(repeats
     assert got == _first_lines([earlier, later])
     assert len(got[1]) == repeats
     assert len(table) == 2000 - repeats
+
+
+# -- the compact table (digests in the compiled core) ----------------------------------
+
+core = compiled_core()
+needs_core = pytest.mark.skipif(core is None, reason="the compiled core is not built here")
+
+
+class _File:
+    """The lines a DigestIdTable reads again: offset -> id, counting the reads."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int, str] = {}
+        self.reads = 0
+
+    def id_at(self, offset: int, line: int) -> str:
+        self.reads += 1
+        return self.ids[offset]
+
+
+def _digest_table(weak_bits: int) -> tuple[DigestIdTable, _File]:
+    assert core is not None
+    lines = _File()
+    return DigestIdTable(lines.id_at, core.DigestTable(weak_bits=weak_bits)), lines
+
+
+@needs_core
+@pytest.mark.parametrize("weak_bits", [1, 3, 32])
+@given(batches=st.lists(_ids, max_size=4), shift=st.integers(0, 10**6))
+def test_the_digest_table_reports_the_same_repeats_as_a_dict(
+    weak_bits: int, batches: list[list[str]], shift: int
+) -> None:
+    """With 1 or 3 bits of digest nearly every id collides: the re-read ids decide."""
+    table, file = _digest_table(weak_bits)
+    exact = IdTable()
+    line = 0
+    for batch in batches:
+        lines = list(range(line + 1, line + 1 + len(batch)))
+        offsets = [10 * (n + shift) for n in lines]
+        for n, task_id in zip(lines, batch, strict=True):
+            file.ids[10 * (n + shift)] = task_id
+        assert table.add_all(batch, lines, shift, offsets) == exact.add_all(batch, lines, shift)
+        line += len(batch)
+    assert len(table) == len(exact)
+
+
+@needs_core
+def test_colliding_digests_are_decided_on_the_real_ids() -> None:
+    table, file = _digest_table(1)  # two digests for all ids
+    ids = [f"id-{i}" for i in range(200)] + ["id-7", "id-150", "id-7"]
+    file.ids = {100 + i: task_id for i, task_id in enumerate(ids)}
+    lines = range(1, len(ids) + 1)
+    got = table.add_all(ids, lines, 0, range(100, 100 + len(ids)))
+    assert got == [(200, 8), (201, 151), (202, 8)]
+    assert len(table) == 200
+
+
+@needs_core
+def test_a_repeated_first_line_is_read_once() -> None:
+    table, file = _digest_table(32)
+    file.ids = {0: "same"}
+    table.add_all(["same"], [1], 0, [0])
+    ids = ["same"] * 10_000
+    got = table.add_all(ids, range(2, 10_002), 0, range(1, 10_001))
+    assert got == [(pos, 1) for pos in range(10_000)]
+    assert file.reads == 1
+
+
+@needs_core
+def test_the_digest_table_takes_16_bytes_a_slot_at_most_three_quarters_full() -> None:
+    from array import array
+
+    table, file = _digest_table(32)
+    n = 300_000
+    ids = [f"task-{i:08d}" for i in range(n)]
+    file.ids = dict(enumerate(ids))  # 32-bit digests of 300k ids: a few meet
+    assert table.add_all(ids, range(1, n + 1), 0, array("q", range(n))) == []
+    assert len(table) == n
+    # 2**19 slots (300k > 3/4 of 2**18): 28 bytes an id, against ~130 in a dict.
+    assert repr(table) == f"<DigestIdTable: {n} ids, {2**19 * 16} bytes>"
+    assert file.reads < 100
+
+
+@needs_core
+def test_bad_arguments_are_errors_not_crashes() -> None:
+    assert core is not None
+    t = core.DigestTable()
+    from array import array
+
+    with pytest.raises(ValueError):
+        t.add(["a"], array("q", [1, 2]), array("q", [0]))
+    with pytest.raises(ValueError):
+        t.add(["a"], array("i", [1]), array("q", [0]))
+    with pytest.raises(TypeError):
+        t.add([b"a"], array("q", [1]), array("q", [0]))
+    with pytest.raises(OverflowError):
+        t.add(["a"], array("q", [2**50]), array("q", [0]))
+    with pytest.raises(OverflowError):
+        t.insert("a", 0, 0)
+    with pytest.raises(ValueError):
+        core.DigestTable(weak_bits=0)
+    assert len(t) == 0

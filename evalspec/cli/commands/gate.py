@@ -1,13 +1,19 @@
-"""``evalspec gate REPORT... [--baseline BASE]... [--config FILE] [--markdown FILE]``."""
+"""``evalspec gate REPORT... [--baseline BASE]... [--config FILE] [--markdown FILE]
+[--format text|json]``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec.cli.options import add_color, add_quiet
 from evalspec.io.terminal import Painter
+from evalspec.io.wording import one_line
+
+if TYPE_CHECKING:
+    from evalspec.command import GateResult
 
 
 def add_parser(sub: Any) -> None:
@@ -44,6 +50,13 @@ def add_parser(sub: Any) -> None:
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
     )
     p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): one line per check; json: one object (schema "
+        "evalspec/gate-report, see README.md, Gate) on standard output",
+    )
+    p.add_argument(
         "--allow-incomparable",
         action="store_true",
         help="compare with a baseline scored on other tasks, spec version, metrics or "
@@ -54,9 +67,32 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+def _print_text(args: argparse.Namespace, result: GateResult) -> None:
+    from evalspec.evals.gates import tally
+
+    for message in result.compared_anyway:
+        print(f"note  compared anyway (--allow-incomparable): {message}")
+    paint = Painter.for_stream(sys.stdout, args.color)
+    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
+    for v in result.verdicts:
+        if args.quiet and v.passed is not False:
+            continue
+        mark, colour = marks[v.passed]
+        # Names come from the config and the reports: a control character in one
+        # shows escaped, so it can neither split the line nor draw on a terminal.
+        shown = f"{one_line(v.gate.name)}: {v.check}: {one_line(v.message)}"
+        print(f"{paint(mark, colour, 'bold')}  {shown}")
+    if args.quiet:
+        return
+    for name in result.uncovered:
+        print(f"note  no gate covers dataset {name!r}")
+    colour = "red" if result.failed else "yellow" if result.skipped else "green"
+    print(paint(tally(result.verdicts), colour))
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.command import gate
-    from evalspec.evals.gates import tally
+    from evalspec.evals.gates import to_json
 
     result = gate(
         args.reports,
@@ -68,20 +104,16 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     if result.errors:
         return result.exit_code
-    for message in result.compared_anyway:
-        print(f"note  compared anyway (--allow-incomparable): {message}")
-    paint = Painter.for_stream(sys.stdout, args.color)
-    marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
-    for v in result.verdicts:
-        if args.quiet and v.passed is not False:
-            continue
-        mark, colour = marks[v.passed]
-        print(f"{paint(mark, colour, 'bold')}  {v.gate.name}: {v.check}: {v.message}")
-    if not args.quiet:
-        for name in result.uncovered:
-            print(f"note  no gate covers dataset {name!r}")
-        colour = "red" if result.failed else "yellow" if result.skipped else "green"
-        print(paint(tally(result.verdicts), colour))
+    if args.format == "json":
+        doc = to_json(
+            list(result.verdicts),
+            config=result.config or "",
+            uncovered=list(result.uncovered),
+            compared_anyway=list(result.compared_anyway),
+        )
+        print(json.dumps(doc, indent=2))
+    else:
+        _print_text(args, result)
     if args.markdown:
         from evalspec.io.atomicfile import write_report
 

@@ -196,7 +196,7 @@ def run_fetch(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         for e in fetched.fetched:
-            print(f"fetched {show(e.path)} ({e.size} bytes) from {e.uri}")
+            print(f"fetched {show(e.path)} ({e.size} bytes) from {show(e.uri)}")
         for p in fetched.problems:
             print(p.format())
         print(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from evalspec.cli.options import add_executor_options
 from evalspec.io.exitcodes import EXIT_USAGE
+from evalspec.io.inputs import STDIN
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
 from evalspec.scoring.pipeline import ScoreOptions
 from evalspec.scoring.report import FORMATS, format_report
@@ -180,6 +182,13 @@ def _progress(done: int, total: int) -> None:
     print(f"\revalspec: scored {done}/{total} [{bar}]", end=end, file=sys.stderr, flush=True)
 
 
+def _declared_labels(tasks: str) -> tuple[str, ...] | None:
+    """The labels the layout holding the tasks file (or the one here) declares."""
+    from evalspec.evals.labels import declared_label_keys
+
+    return declared_label_keys(Path.cwd() if tasks == STDIN else Path(tasks))
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.command import score
 
@@ -198,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bootstrap=args.bootstrap,
             dataset=args.dataset,
+            labels=_declared_labels(args.tasks),
             predictions_format=args.predictions_format,
             id_template=args.id_template,
         ),

@@ -1,0 +1,113 @@
+"""Fuzz the compiled core under the sanitizers (run by test_ccore_build.py, in its own process).
+
+    python ccore_fuzz_driver.py SEEDS_FILE SECONDS
+
+Imports ``_core`` from the first entry of ``sys.path`` (the AddressSanitizer +
+UndefinedBehaviorSanitizer build), then, until SECONDS have passed: byte
+mutations of every seed line (and of mutants that stayed JSON, so the search
+walks away from the seeds), and documents written by ``ccore_cases.write``
+(repeated keys, escapes of every kind) drawn by hypothesis. Every input goes
+through ``unique_keys`` and ``unique_keys_colliding`` (every hash equal), and
+whenever the standard library reads it as JSON, both answers must be its answer.
+Then the digest table, held to a dict on random ids. A sanitizer finding ends
+the process with the sanitizer's exit code; a disagreement raises. Prints one
+line of counts.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+import _core  # type: ignore[import-not-found]  # the sanitizer build, put first on sys.path
+from ccore_cases import HOSTILE, documents, mutations, reference, write
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+MAX_DEPTH = 300
+
+
+def check(raw: bytes, counts: dict[str, int]) -> bool:
+    got = _core.unique_keys(raw, MAX_DEPTH)
+    if _core.unique_keys_colliding(raw, MAX_DEPTH) is not got:
+        raise AssertionError(f"the colliding build disagrees on {raw[:300]!r}")
+    counts["inputs"] += 1
+    want = reference(raw, MAX_DEPTH)
+    if want is None:
+        return False
+    if got is not want:
+        raise AssertionError(f"core says {got}, json.loads says {want} on {raw[:300]!r}")
+    counts["json"] += 1
+    counts["repeated"] += not want
+    return True
+
+
+def tables(rng: random.Random, counts: dict[str, int]) -> None:
+    """The digest table under the sanitizers: random ids (surrogates, empty, long)
+    in batches, with digests of 1 to 32 bits, held to a dict of first lines."""
+    from array import array
+
+    alphabet = ["a", "b", "\ud800", "\U0001f600", "\x00", "é"]
+    for round_ in range(60):
+        table = _core.DigestTable(weak_bits=rng.choice([1, 2, 8, 32]))
+        first: dict[str, int] = {}
+        line = 0
+        for _ in range(rng.randint(1, 6)):
+            batch = [
+                "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3 + round_)))
+                for _ in range(rng.randint(0, 400))
+            ]
+            lines = array("q", range(line + 1, line + 1 + len(batch)))
+            line += len(batch)
+            candidates = set(table.add(batch, lines, array("q", (n * 7 for n in lines))))
+            for pos, task_id in enumerate(batch):
+                if task_id in first:
+                    assert pos in candidates, (task_id, first[task_id])
+                    assert (first[task_id], 7 * first[task_id]) in table.find(task_id)
+                elif pos in candidates:
+                    table.insert(task_id, lines[pos], 7 * lines[pos])
+                    first[task_id] = lines[pos]
+                else:
+                    first[task_id] = lines[pos]
+            assert len(table) == len(first)
+            counts["table_ids"] += len(batch)
+
+
+def main() -> None:
+    seeds_file, seconds = sys.argv[1], float(sys.argv[2])
+    with open(seeds_file, "rb") as f:
+        seeds = [line for line in f.read().split(b"\n") if line] + HOSTILE
+    assert _core.__file__ is not None and "site-packages" not in _core.__file__
+    with open("/proc/self/maps") as maps:
+        assert "libasan" in maps.read(), "not run under AddressSanitizer"
+    counts = {"inputs": 0, "json": 0, "repeated": 0, "table_ids": 0}
+    rng = random.Random(2025)
+    deadline = time.monotonic() + seconds
+    for raw in seeds:
+        check(raw, counts)
+    pool = list(seeds)
+    mutating_until = deadline - seconds / 3  # the last third: generated documents
+    while time.monotonic() < mutating_until:
+        seed = rng.choice(pool)
+        for raw in mutations(seed, rng, 20):
+            if check(raw, counts) and len(pool) < 5000 and len(raw) < 100_000:
+                pool.append(raw)  # still JSON: mutated further later
+
+    @settings(
+        max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(doc=documents, seed=st.integers(0, 2**32))
+    def generated(doc: object, seed: int) -> None:
+        raw = write(doc, random.Random(seed)).encode("utf-8")
+        if not check(raw, counts):
+            raise AssertionError(f"the writer wrote what json.loads does not read: {raw!r}")
+
+    while time.monotonic() < deadline:
+        generated()  # each run draws new documents
+    tables(rng, counts)
+    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+
+
+if __name__ == "__main__":
+    main()
