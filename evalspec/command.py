@@ -24,7 +24,7 @@ import os
 
 from evalspec.errors import EvalspecError
 from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from evalspec.io.inputs import STDIN, expand, input_name
+from evalspec.io.inputs import STDIN, expand, govern_path, input_name, per_project
 
 # Annotations only (the warm `evalspec validate` imports neither typing nor the
 # value classes). Type checkers treat any name TYPE_CHECKING as true.
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from evalspec.evals.gates import Verdict
     from evalspec.evals.layout import Layout
     from evalspec.evals.lint import LintReport
+    from evalspec.evals.lint.report import RuleSelection
     from evalspec.manifest import AddResult, FetchResult, Manifest, ManifestProblem
     from evalspec.model import ErrorRecord
     from evalspec.registry.tables import AnySpec
@@ -234,17 +235,19 @@ def validate(
         import_ray()  # without the extra: say how to install it before reading anything
     from evalspec.registry.snapshot import tables_in_force
 
-    # The spec version in force, from the registry snapshot when it is current
-    # (as plain tables: no registry, no attrs); plugin errors surface before any
-    # file is read.
-    spec = tables_in_force(spec_version)
     files, problems = expand(paths)
+    # The spec version in force for each file is its project's (the nearest
+    # pyproject.toml above the file, whatever the working directory), from the
+    # registry snapshot when it is current (as plain tables: no registry, no attrs);
+    # plugin errors surface before any file is read.
+    specs = per_project(files, lambda: tables_in_force(spec_version))
     if on_input_problem is not None:
         for problem in problems:
             on_input_problem(problem)
     entries: list[FileValidation | DatasetValidation] = []
     for path in files:
         entry: FileValidation | DatasetValidation
+        spec = specs[govern_path(path)]
         if _sharded(path, executor):
             entry = _validate_dataset(path, spec_version, executor, ray_address, shard_progress)
         else:
@@ -438,36 +441,68 @@ class LintResult(_Result):
         return EXIT_OK if self.report.ok else EXIT_PROBLEMS
 
 
-def lint(paths: Sequence[str] = (), *, base: str = "HEAD", check_git: bool = True) -> LintResult:
+def lint(
+    paths: Sequence[str] = (),
+    *,
+    base: str = "HEAD",
+    check_git: bool = True,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> LintResult:
     """Lint the datasets of evals-as-code layouts (``evalspec lint``).
 
     ``paths`` are layout directories, ``datasets/`` directories or ``NAME.jsonl``
-    files (default: the layout at or above the current directory). ``base`` is the
-    revision a changed dataset must have bumped its version against; ``check_git``
-    False skips that check.
-
-    :raises MissingYamlError: PyYAML is not installed (the data cards are YAML).
+    files; a directory outside any layout stands for the layouts below it (default:
+    ``.``). Each layout is linted under its own ``[tool.evalspec]``, whatever the
+    working directory. ``base`` is the revision a changed dataset must have bumped
+    its version against; ``check_git`` False skips that check. ``select`` and
+    ``ignore`` are rule codes (a code also names the rules it is the word prefix
+    of), as ruff's: the report holds only the selected, not ignored problems. An
+    unknown code, or PyYAML missing (the data cards are YAML), is a path problem.
     """
     from evalspec.evals.lint import LintReport, lint_layout
+    from evalspec.evals.lint.report import RuleSelection, apply_selection
+    from evalspec.evals.yamlfile import MissingYamlError
+    from evalspec.io.governing import govern
 
+    selection = RuleSelection(select=tuple(select), ignore=tuple(ignore))
     groups, problems = _lint_targets(paths)
-    problems = problems or _unreadable(groups)
+    problems = _selection_problems(selection) + (problems or _unreadable(groups))
     if problems:
         return LintResult(tuple(problems), None)
     report = LintReport()
-    for layout, files in groups:
-        part = lint_layout(layout, files, base=base, check_git=check_git)
-        report.datasets.extend(part.datasets)
-        report.layout_problems.extend(part.layout_problems)
-        report.io_errors.extend(part.io_errors)
+    try:
+        for layout, files in groups:
+            # The layout's own [tool.evalspec] decides the spec versions, from any directory.
+            govern(layout.root)
+            part = lint_layout(layout, files, base=base, check_git=check_git)
+            report.datasets.extend(part.datasets)
+            report.layout_problems.extend(part.layout_problems)
+            report.io_errors.extend(part.io_errors)
+    except MissingYamlError as exc:
+        return LintResult((str(exc),), None)
+    apply_selection(report, selection)
     return LintResult((), report)
+
+
+def _selection_problems(selection: RuleSelection) -> list[str]:
+    """One line per code of ``select`` / ``ignore`` that names no rule."""
+    from evalspec.evals.lintrules import LINT_RULES
+    from evalspec.io.wording import one_line
+    from evalspec.rules import RULES
+
+    return [
+        f"unknown rule code {one_line(code)!r} (the rules are listed in the README's lint "
+        "table and `evalspec validate`'s rule codes)"
+        for code in selection.unknown([*RULES, *LINT_RULES])
+    ]
 
 
 def _lint_targets(paths: Sequence[str]) -> tuple[list[tuple[Layout, list[Path] | None]], list[str]]:
     """Group the paths by layout: ``[(layout, files or None for all)]``."""
     from pathlib import Path
 
-    from evalspec.evals.layout import DATASETS, find_layout
+    from evalspec.evals.layout import DATASETS, find_layout, layouts_below
 
     groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
     errors: list[str] = []
@@ -484,10 +519,14 @@ def _lint_targets(paths: Sequence[str]) -> tuple[list[tuple[Layout, list[Path] |
             continue
         layout = find_layout(path)
         if layout is None:
-            errors.append(
-                f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
-                "above it); run `evalspec init` to create one"
-            )
+            below = layouts_below(path) if path.is_dir() else []
+            for found in below:  # a repository's root: every layout under it, like ruff
+                groups[found.root] = (found, None)
+            if not below:
+                errors.append(
+                    f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
+                    "above it, no layout below it); run `evalspec init` to create one"
+                )
             continue
         key = layout.root
         if path.is_dir() and path.resolve() == layout.root.resolve():
@@ -586,6 +625,7 @@ def score(
         from evalspec.cluster.ray import import_ray
 
         import_ray()  # without the extra: say how to install it before reading anything
+    govern_path(tasks)  # the tasks' project decides the spec, from any directory
     registry = default_registry(spec_version)
     if tasks == STDIN and predictions == STDIN:
         raise CommandUsageError("TASKS and PREDICTIONS cannot both be - (standard input)")
@@ -629,17 +669,19 @@ def score(
 class GateResult(_Result):
     """What :func:`gate` found. ``errors`` are the lines saying why no gate was
     checked (an unreadable config or report, an invalid config, a baseline that is
-    not comparable); otherwise ``verdicts`` holds each check in config order,
-    ``compared_anyway`` the differences from the baseline that
-    ``allow_incomparable`` accepted, and ``uncovered`` the reported datasets no
+    not comparable, a report with sandbox errors); otherwise ``verdicts`` holds each
+    check in config order, ``compared_anyway`` the differences from the baseline
+    that ``allow_incomparable`` accepted, ``gated_anyway`` the sandbox errors that
+    ``allow_sandbox_errors`` accepted, and ``uncovered`` the reported datasets no
     gate covers; ``config`` names the gates file read."""
 
-    __slots__ = ("compared_anyway", "config", "errors", "uncovered", "verdicts")
+    __slots__ = ("compared_anyway", "config", "errors", "gated_anyway", "uncovered", "verdicts")
 
     errors: tuple[str, ...]
     config: str | None
     verdicts: tuple[Verdict, ...]
     compared_anyway: tuple[str, ...]
+    gated_anyway: tuple[str, ...]
     uncovered: tuple[str, ...]
 
     def __init__(
@@ -649,11 +691,13 @@ class GateResult(_Result):
         compared_anyway: tuple[str, ...] = (),
         uncovered: tuple[str, ...] = (),
         config: str | None = None,
+        gated_anyway: tuple[str, ...] = (),
     ) -> None:
         self._set(
             errors=errors,
             verdicts=verdicts,
             compared_anyway=compared_anyway,
+            gated_anyway=gated_anyway,
             uncovered=uncovered,
             config=config,
         )
@@ -686,19 +730,18 @@ def gate(
     baselines: Sequence[str] | None = None,
     config: str | None = None,
     allow_incomparable: bool = False,
+    allow_sandbox_errors: bool = False,
 ) -> GateResult:
     """Check score reports against the red lines of a gates file (``evalspec gate``).
 
     ``reports`` (and ``baselines``, for ``max_drop``) are score report files
     (``evalspec score --format json``); one of them all may be ``-`` for standard
     input. ``config`` is the gates file (default: ``config/gates.yaml`` of the
-    layout here). A baseline scored on other tasks, spec version, metrics or number
-    of tasks is refused unless ``allow_incomparable``.
-
-    :raises MissingYamlError: PyYAML is not installed.
+    layout holding the first report, else of the layout here). A baseline scored on
+    other tasks, spec version, metrics or number of tasks is refused unless
+    ``allow_incomparable``; a report holding tasks the sandbox could not run
+    (``sandbox_error``) is refused unless ``allow_sandbox_errors``.
     """
-    from pathlib import Path
-
     from evalspec.evals.gates import (
         GateConfigError,
         ReportError,
@@ -706,22 +749,22 @@ def gate(
         check,
         incomparable,
         parse_gates,
+        sandbox_errors,
     )
-    from evalspec.evals.layout import find_layout
     from evalspec.evals.lint import manifest_datasets, relative_name
     from evalspec.evals.manifestlink import ManifestUnreadable
+    from evalspec.evals.yamlfile import MissingYamlError
+    from evalspec.io.governing import govern
     from evalspec.io.safeload import DocumentError, read_text_bounded
     from evalspec.io.wording import counted
     from evalspec.registry.build import default_registry
 
-    config_path = _gates_file(config)
+    config_path, layout = _gates_file(config, reports)
     try:
         text = read_text_bounded(config_path)
     except (OSError, UnicodeDecodeError, DocumentError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         return GateResult((f"evalspec: error: cannot read gates config {config_path}: {reason}",))
-    in_config = config_path.parent.name == "config"
-    layout = find_layout(config_path.parent.parent if in_config else Path.cwd())
     datasets = None
     labels = None
     if layout is not None:
@@ -732,6 +775,7 @@ def gate(
         files = [*layout.dataset_files(), *listed]
         datasets = {layout.dataset_name(p) for p in files}
         labels = _legal_labels(layout.labels_file)
+        govern(layout.root)  # the layout's own [tool.evalspec] names its metrics
     registry = default_registry()
     try:
         gates = parse_gates(
@@ -756,34 +800,61 @@ def gate(
             f"{exc.path}; no gate was checked"
         )
         return GateResult(tuple(lines))
-    except ReportError as exc:
+    except (ReportError, MissingYamlError) as exc:
         return GateResult((f"evalspec: error: {exc}",))
     differences = incomparable(read, read_baselines or {})
-    if differences and not allow_incomparable:
-        lines = [f"evalspec: error: {message}" for message in differences]
-        lines.append(
-            "evalspec: error: refusing to compare with the baseline "
-            "(pass --allow-incomparable if the comparison is intended)"
-        )
-        return GateResult(tuple(lines))
+    unrun = sandbox_errors(read, read_baselines or {})
+    refusals = (
+        (
+            differences,
+            allow_incomparable,
+            "refusing to compare with the baseline "
+            "(pass --allow-incomparable if the comparison is intended)",
+        ),
+        (
+            unrun,
+            allow_sandbox_errors,
+            "refusing to gate a report with sandbox errors: "
+            "score those tasks again (or pass --allow-sandbox-errors to gate the tasks that ran)",
+        ),
+    )
+    for messages, allowed, refusal in refusals:
+        if messages and not allowed:
+            return GateResult(tuple(f"evalspec: error: {m}" for m in [*messages, refusal]))
     gated = {g.dataset for g in gates}
     return GateResult(
         verdicts=tuple(check(gates, read, read_baselines)),
         compared_anyway=tuple(differences),
+        gated_anyway=tuple(unrun),
         uncovered=tuple(sorted(set(read) - gated)),
         config=relative_name(config_path.resolve()),
     )
 
 
-def _gates_file(config: str | None) -> Path:
+def _gates_file(config: str | None, reports: Sequence[str]) -> tuple[Path, Layout | None]:
+    """The gates file and the layout it belongs to.
+
+    ``config`` names the file; its layout is the one holding it. Otherwise the
+    layout is found as lint finds it: walking up from the first report named (so
+    ``gate evals/reports/main.json`` works from the repository root), else from the
+    current directory, else the one layout below the current directory.
+    """
     from pathlib import Path
 
-    from evalspec.evals.layout import find_layout
+    from evalspec.evals.layout import find_layout, layouts_below
 
     if config is not None:
-        return Path(config)
-    layout = find_layout(Path.cwd())
-    return layout.gates_file if layout is not None else Path("config") / "gates.yaml"
+        path = Path(config)
+        in_config = path.parent.name == "config"
+        return path, find_layout(path.parent.parent if in_config else Path.cwd())
+    starts = [Path(r) for r in reports if r != STDIN][:1]
+    layout = next(filter(None, (find_layout(p) for p in [*starts, Path.cwd()])), None)
+    if layout is None:
+        below = layouts_below(Path.cwd())
+        layout = below[0] if len(below) == 1 else None
+    if layout is None:
+        return Path("config") / "gates.yaml", None
+    return layout.gates_file, layout
 
 
 def _legal_labels(path: Path) -> dict[str, tuple[str, ...]] | None:
@@ -1327,13 +1398,15 @@ def render(
     from evalspec.validation.messages import not_jsonl_hint
     from evalspec.validation.validator import validate_file
 
-    registry = default_registry(spec_version)
     files, problems = expand(paths)
     if problems:
         return RenderResult(tuple(problems))
+    # Each file is checked against its own project (the nearest pyproject.toml above it).
+    registries = per_project(files, lambda: default_registry(spec_version))
     rendered: list[RenderedFile] = []
     for path in files:
         name = input_name(path)
+        registry = registries[govern_path(path)]
         try:
             with contextlib.ExitStack() as stack:
                 f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))

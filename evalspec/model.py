@@ -31,12 +31,30 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _are_aliases(_inst: object, attribute: attrs.Attribute[tuple[str, ...]], value: Any) -> None:
+    for alias in value:
+        if not isinstance(alias, str) or not alias or any(c.isspace() for c in alias):
+            msg = f"{attribute.name} must be names or patterns without whitespace, got {alias!r}"
+            raise ValueError(msg)
+
+
 @attrs.frozen
 class Category:
-    """A task category a plugin implements (its legal pairs live in the version table)."""
+    """A task category a plugin implements (its legal pairs live in the version table).
+
+    ``aliases`` are the names (or ``fnmatch`` patterns, matched without regard to
+    case) other tools and habits give the category (``"sentiment"`` for
+    ``classification``): a task naming one gets the hint to use this category
+    instead, followed by ``alias_hint`` when given. Metrics declare theirs the same
+    way.
+    """
 
     name: str = attrs.field(validator=_is_name)
     description: str = ""
+    aliases: tuple[str, ...] = attrs.field(
+        default=(), converter=_names, validator=_are_aliases, kw_only=True
+    )
+    alias_hint: str = attrs.field(default="", kw_only=True)
 
 
 Scorer = Callable[[str, Sequence[str]], float]
@@ -90,6 +108,9 @@ class Metric:
         every score is 0.0 or 1.0 (a sample is right or wrong): with n samples
         per task the report then gives pass@k, and a scorer that returns
         anything else is an error.
+    ``aliases`` and ``alias_hint``
+        what other tools call the metric, as for :class:`Category`: a task naming
+        an alias (``"pass@1"`` for ``code_exec``) is told to use this metric.
     """
 
     name: str = attrs.field(validator=_is_name)
@@ -107,6 +128,10 @@ class Metric:
     )
     caveat: str = attrs.field(default="", kw_only=True)
     binary: bool = attrs.field(default=False, kw_only=True)
+    aliases: tuple[str, ...] = attrs.field(
+        default=(), converter=_names, validator=_are_aliases, kw_only=True
+    )
+    alias_hint: str = attrs.field(default="", kw_only=True)
 
 
 _optional_callable = attrs.validators.optional(attrs.validators.is_callable())
@@ -122,8 +147,9 @@ class PostProcessRule:
 
     ``unparsed``
         for an *extracting* rule, ``unparsed(raw_output)`` is true when the
-        rule finds nothing to extract in the raw output. The score report
-        counts such outputs per category; a rule without it is never counted.
+        rule could not decide on the raw output: it found nothing to extract,
+        or several different answers. The score report counts such outputs
+        per category and rule; a rule without it is never counted.
     ``idempotent``
         ``function(function(x)) == function(x)`` for every ``x``; the
         conformance kit fuzzes it.
@@ -206,10 +232,27 @@ class TaskSpec:
     post_process: str = attrs.field(validator=_str)
     few_shot_examples: tuple[FewShotExample, ...] = attrs.field(default=(), converter=_to_examples)
     metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+    added_fields: Mapping[str, str] = attrs.field(factory=dict, hash=False, kw_only=True)
+    """The optional fields a spec version added (``AddField``) that the task carries."""
+
+    @property
+    def preamble(self) -> str:
+        """Text rendered before the few-shot examples (field ``preamble``, spec 2); ``""``."""
+        return self.added_fields.get("preamble", "")
+
+    @property
+    def code_protocol(self) -> str:
+        """``"program"`` (the output is the whole program, the default) or ``"completion"``
+        (the program is the prompt followed by the output): field ``code_protocol``, spec 2."""
+        return self.added_fields.get("code_protocol", "program")
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> TaskSpec:
-        """Build from a decoded JSON object with the spec's field names."""
+        """Build from a decoded JSON object with the spec's field names.
+
+        Keys beyond the spec's own fields are the optional fields a spec
+        version added (a validated record holds no other).
+        """
         return cls(
             task_id=record["task_id"],
             category=record["category"],
@@ -219,10 +262,11 @@ class TaskSpec:
             post_process=record["post_process"],
             few_shot_examples=record.get("few_shot_examples", ()),
             metadata=dict(record.get("metadata", {})),
+            added_fields={k: v for k, v in record.items() if k not in FIELDS},
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The task as a JSON-ready object, fields in spec order."""
+        """The task as a JSON-ready object, fields in spec order (added fields last)."""
         return {
             "task_id": self.task_id,
             "category": self.category,
@@ -232,6 +276,7 @@ class TaskSpec:
             "post_process": self.post_process,
             "few_shot_examples": [ex.to_dict() for ex in self.few_shot_examples],
             "metadata": dict(self.metadata),
+            **self.added_fields,
         }
 
 

@@ -33,11 +33,13 @@ RULES: MappingProxyType[str, str] = MappingProxyType(
         "too_many_few_shot": "more than 8 few-shot examples",
         "few_shot_shape": "a few-shot example is not exactly {prompt, completion}",
         "unknown_post_process": "post_process is not in the spec version's table",
+        "bad_field_value": "an optional field a spec version added holds a value it does not allow",
         "combined_post_process": "an attempt to combine post-process rules",
         # stage 5: category pairs
         "illegal_metric": "the category does not allow this metric",
         "illegal_post_process": "the category does not allow this post-process rule",
         "mcq_target": "an mcq task whose targets is not exactly one letter A-E",
+        "illegal_field": "the category may not carry this optional field",
         # stage 6: uniqueness
         "duplicate_task_id": "a task_id already used on an earlier line",
     }
@@ -46,3 +48,9 @@ RULES: MappingProxyType[str, str] = MappingProxyType(
 
 MAX_FEW_SHOT = 8
 """The most few-shot examples a task may carry, keeping prompts bounded."""
+
+WAIVABLE = ("prompt_trailing_whitespace",)
+"""The field rules a migration may lift for some tasks (``WaiveFieldRule``).
+
+Only rules whose waiver leaves every other guarantee standing: the prompt
+is still a non-blank string, still rendered by the one rendering path."""

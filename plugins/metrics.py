@@ -11,6 +11,8 @@
   per item (13a tokenizer, exp smoothing, effective order); the dataset-level
   figure is ``corpus_bleu`` over the same items, also divided by 100.
 - ``code_exec``: 1.0 only when the sandbox reports that every target test passed.
+- ``numeric_match`` (spec v2): numbers compared as numbers (``"12"``, ``"12.0"``
+  and ``"$12"`` are equal), see :func:`numeric_match`.
 
 ``rouge-score`` and ``sacrebleu`` come with the ``score`` extra and are imported
 only when their metric scores something.
@@ -30,6 +32,8 @@ from typing import Any
 from evalspec.errors import MissingDependencyError
 from evalspec.hookspecs import hookimpl
 from evalspec.model import Metric
+
+from .answers import as_number
 
 EXTRA = "score"
 """The extra that installs the reference packages."""
@@ -148,6 +152,29 @@ def corpus_bleu_4(predictions: Sequence[str], targets: Sequence[Sequence[str]]) 
     return _clamp(float(score) / 100)
 
 
+# -- numbers (spec v2) -------------------------------------------------------------
+
+
+def numeric_match(prediction: str, targets: Sequence[str]) -> float:
+    """1.0 when the prediction equals a target as a number, or as a string.
+
+    A side is a number when all of it is one, as rule ``extract_number`` reads
+    numbers (sign, currency, thousands separators, decimals; surrounding
+    whitespace allowed): ``"12"``, ``"12.00"`` and ``" $12 "`` are equal, and
+    are compared as exact decimals, never as floats. When either side is not
+    a number (``"twelve"``), the two are equal only as identical strings.
+    """
+    predicted = as_number(prediction)
+    for target in targets:
+        expected = as_number(target)
+        if predicted is not None and expected is not None:
+            if predicted == expected:
+                return 1.0
+        elif prediction == target:
+            return 1.0
+    return 0.0
+
+
 # -- code execution --------------------------------------------------------------
 
 
@@ -201,10 +228,22 @@ def evalspec_register_metrics(register: Callable[[Metric], None]) -> None:
     )
     register(
         Metric(
+            "numeric_match",
+            "1.0 when the prediction equals a target as a number (12 = 12.0 = $12)",
+            numeric_match,
+            best_target_wins=True,
+            binary=True,
+        )
+    )
+    register(
+        Metric(
             "code_exec",
             "1.0 when the extracted code passes every target test in the sandbox",
             code_exec,
             sandboxed=True,
             binary=True,
+            aliases=("pass@*", "pass_at_*", "pass_at", "execution*", "unit_test*"),
+            alias_hint="pass@k is code_exec scored on n samples per task: "
+            "`evalspec score --pass-at K`",
         )
     )

@@ -1,17 +1,22 @@
-"""The six post-process rules of spec v1.
+"""The post-process rules: the six of spec v1, and the three spec v2 adds.
 
 Each is deterministic, stateless, total over every ``str`` (lone surrogates
-included) and linear in its input: plain string methods and forward
-``str.find`` scans, no backtracking regex.
+included) and linear in its input. v1's are plain string methods and forward
+``str.find`` scans, no backtracking regex; v2's (``mcq``, ``extract_number``,
+``normalize_label``) read the answer out of chatty outputs and live in
+:mod:`evalspec_plugins.answers`, which documents their precedence.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from typing import Any
 
 from evalspec import PostProcessRule, hookimpl
+
+from . import answers
 
 FENCE = "```"
 LETTERS = frozenset("ABCDE")
@@ -82,7 +87,23 @@ def extract_first_line(text: str) -> str:
     return ""
 
 
+def mcq(text: str) -> str:
+    """The answer letter A-E read from answer cues, bold, labels or a lone letter; '' if unsure."""
+    return answers.answer_letter(text)
+
+
+def extract_number(text: str) -> str:
+    """GSM8K's '#### N', else the last number, written plainly (no separators, currency)."""
+    return answers.answer_number(text)
+
+
+def normalize_label(text: str) -> str:
+    """Surrounding whitespace removed and str.lower applied: ' Positive\\n' is 'positive'."""
+    return answers.label(text)
+
+
 RULES = (none, strip_whitespace, lower, extract_letter, extract_code_block, extract_first_line)
+V2_RULES = (mcq, extract_number, normalize_label)
 
 
 # -- what the rest of evalspec needs to know about each rule ---------------------------
@@ -118,6 +139,10 @@ def _no_surrounding_whitespace(out: str) -> bool:
     return out == out.strip()
 
 
+def _plain_number_or_empty(out: str) -> bool:
+    return out == "" or re.fullmatch(r"-?[0-9]+(?:\.[0-9]+)?", out) is not None
+
+
 def _shapes(name: str) -> Callable[[], Any]:
     """A factory of the hypothesis strategy ``evalspec_plugins.shapes.<name>``, imported on use."""
 
@@ -145,6 +170,26 @@ KNOWLEDGE: dict[Callable[[str], str], dict[str, Any]] = {
         "shaped_outputs": _shapes("letters"),
     },
     extract_code_block: {"unparsed": no_fence, "shaped_outputs": _shapes("code_blocks")},
+    mcq: {
+        "unparsed": answers.letter_unparsed,
+        "idempotent": True,
+        "contract": _one_letter_or_empty,
+        "contract_description": "'' or one letter A-E",
+        "shaped_outputs": _shapes("letters"),
+    },
+    extract_number: {
+        "unparsed": answers.no_number,
+        "idempotent": True,
+        "contract": _plain_number_or_empty,
+        "contract_description": "'' or a plain number (-?digits, maybe .digits)",
+        "shaped_outputs": _shapes("numbers"),
+    },
+    normalize_label: {
+        "idempotent": True,
+        "contract": _no_surrounding_whitespace,
+        "contract_description": "no surrounding whitespace",
+        "shaped_outputs": _shapes("padded"),
+    },
     extract_first_line: {
         "unparsed": only_blank_lines,
         "idempotent": True,
@@ -158,6 +203,6 @@ KNOWLEDGE: dict[Callable[[str], str], dict[str, Any]] = {
 
 @hookimpl
 def evalspec_register_post_processors(register: Callable[[PostProcessRule], None]) -> None:
-    for fn in RULES:
+    for fn in RULES + V2_RULES:
         doc = (fn.__doc__ or "").strip().splitlines()[0]
         register(PostProcessRule(fn.__name__, fn, doc, **KNOWLEDGE[fn]))

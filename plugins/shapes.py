@@ -50,3 +50,17 @@ def padded() -> st.SearchStrategy[str]:
     """Text padded with every kind of ``str.isspace`` whitespace."""
     pad = st.text(st.sampled_from(WHITESPACE), max_size=4)
     return st.tuples(pad, any_text(max_size=30), pad).map(lambda p: p[0] + p[1] + p[2])
+
+
+def numbers() -> st.SearchStrategy[str]:
+    """Numbers in answer sentences: signs, currency, separators, units, ``#### N`` lines."""
+    number = st.tuples(
+        st.sampled_from(["", "-", "+", "\u2212", "$", "-$", "€"]),
+        st.integers(min_value=0, max_value=10**9).map(lambda n: f"{n:,}" if n % 2 else str(n)),
+        st.sampled_from(["", ".5", ".25", ".0"]),
+    ).map("".join)
+    templates = st.sampled_from(
+        ["{}", "The answer is {}.", "#### {}", "So {} km/h", "{}%", "Total: {} apples\n#### {}"]
+    )
+    shaped = st.tuples(templates, number).map(lambda t: t[0].replace("{}", t[1]))
+    return shaped | st.text(st.sampled_from(sorted("0123456789,.-+$# \nabc")), max_size=24)

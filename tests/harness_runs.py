@@ -40,11 +40,16 @@ SLICES = {
 """The public benchmark slices of fixtures/benchmarks, by the file their rows are in."""
 
 
-def imported_slice(name: str, tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """The slice imported by ``evalspec import`` with its shipped mapping, and its outputs."""
+SLICE_VERSIONS = [(name, version) for name in sorted(SLICES) for version in (1, 2)]
+"""Each slice with each of its shipped mappings (``mapping.yaml`` at v1, ``mapping_v2.yaml``)."""
+
+
+def imported_slice(name: str, tmp_path: Path, version: int = 1) -> tuple[Path, dict[str, str]]:
+    """The slice imported by ``evalspec import`` with its shipped mapping at spec
+    ``version``, and its outputs (HumanEval at v2: completions only)."""
     folder = ROOT / "fixtures" / "benchmarks" / name
     tasks = tmp_path / f"{name}.jsonl"
-    mapping = folder / "mapping.yaml"
+    mapping = folder / ("mapping.yaml" if version == 1 else f"mapping_v{version}.yaml")
     run = subprocess.run(
         [*COMMAND, "import", str(folder / SLICES[name]), "-m", str(mapping), "-o", str(tasks)],
         capture_output=True,
@@ -52,7 +57,10 @@ def imported_slice(name: str, tmp_path: Path) -> tuple[Path, dict[str, str]]:
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    rows = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines()]
+    predictions = folder / f"predictions_v{version}.jsonl"
+    if not predictions.exists():
+        predictions = folder / "predictions.jsonl"
+    rows = [json.loads(line) for line in predictions.read_text().splitlines()]
     return tasks, {r["task_id"]: r["output"] for r in rows}
 
 

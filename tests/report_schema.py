@@ -41,12 +41,40 @@ ROW = {
     "unparsed",
     "detail",
 }
-COUNTS = {"tasks", "scored", "missing", "invalid_tasks", "invalid_predictions"}
+COUNTS = {"tasks", "scored", "missing", "sandbox_errors", "invalid_tasks", "invalid_predictions"}
 # Version 2: present only when the predictions carried samples ("outputs").
 SAMPLED_ROW = {"n", "samples"}
 BINARY_ROW = {"correct"}
-PASS_AT_ROW = {"pass_at"}
-STATUSES = {"pass", "fail", "timeout", "killed", "oom"}
+PASS_AT_ROW = {"pass_at", "pass_at_reason"}
+STATUSES = {"pass", "fail", "timeout", "killed", "oom", "sandbox_error"}
+LIMITS = {
+    "cpu_seconds",
+    "wall_seconds",
+    "memory_bytes",
+    "file_size_bytes",
+    "open_files",
+    "processes",
+    "output_bytes",
+    "disk_bytes",
+}
+DETAIL = {"isolation_tier", "statuses", "status", "failure"}
+SAMPLED_DETAIL = {"isolation_tier", "sandbox_errors", "failure"}
+
+
+def _check_detail(detail: Any, score: Any) -> None:
+    """A code_exec output's detail: its status, and a one-line failure unless it passed;
+    no score exactly when the sandbox could not run it."""
+    assert set(detail) == DETAIL
+    assert isinstance(detail["isolation_tier"], str)
+    assert set(detail["statuses"]) <= STATUSES
+    assert detail["status"] in STATUSES
+    if detail["status"] == "pass":
+        assert detail["failure"] is None
+    else:
+        failure = detail["failure"]
+        assert isinstance(failure, str) and failure.startswith(detail["status"])
+        assert "\n" not in failure and len(failure) <= 300
+    assert (score is None) is (detail["status"] == "sandbox_error")
 
 
 def _number(value: Any) -> bool:
@@ -87,6 +115,10 @@ def check_report(report: Any) -> None:
     assert isinstance(prov["seed"], int) and isinstance(prov["bootstrap_resamples"], int)
     assert isinstance(prov["ci_method"], str)
     assert prov["code_exec"] is None or isinstance(prov["code_exec"]["isolation_tier"], str)
+    if prov["code_exec"] is not None and "limits" in prov["code_exec"]:
+        limits = prov["code_exec"]["limits"]
+        assert set(limits) == LIMITS, limits
+        assert all(_number(v) and v > 0 for v in limits.values())
     if prov["code_exec"] is not None and "executor" in prov["code_exec"]:
         ce = prov["code_exec"]
         assert ce["executor"] == "ray" and ce["nodes"] == len(ce["node_tiers"]) >= 1
@@ -97,22 +129,34 @@ def check_report(report: Any) -> None:
             assert row["n"] == len(row["samples"]) >= 1
             for sample in row["samples"]:
                 assert set(sample) == {"prediction", "score", "unparsed", "detail"}
-                assert _number(sample["score"]) and 0 <= sample["score"] <= 1
+                if sample["detail"] is not None:
+                    _check_detail(sample["detail"], sample["score"])
+                if sample["score"] is not None:
+                    assert _number(sample["score"]) and 0 <= sample["score"] <= 1
         if "correct" in row:
             assert 0 <= row["correct"] <= row["n"]
         if "pass_at" in row:
-            assert all(_number(v) and 0 <= v <= 1 for v in row["pass_at"].values())
+            values = list(row["pass_at"].values())
+            if "pass_at_reason" in row:
+                # A task with an output the sandbox could not run has no pass@k.
+                assert all(v is None for v in values) and "sandbox_error" in row["pass_at_reason"]
+            else:
+                assert all(_number(v) and 0 <= v <= 1 for v in values)
         assert all(isinstance(row[k], str) for k in ("task_id", "category", "metric"))
-        assert _number(row["score"]) and 0 <= row["score"] <= 1
+        errored = _row_sandbox_errors(row)
+        if errored:
+            assert row["score"] is None
+        else:
+            assert _number(row["score"]) and 0 <= row["score"] <= 1
         assert row["missing"] is (row["prediction"] is None)
         assert isinstance(row["unparsed"], bool)
-        details = [row["detail"]] if "samples" not in row else [s["detail"] for s in row["samples"]]
-        if row["detail"] is not None:
-            assert isinstance(row["detail"]["isolation_tier"], str)
-        for detail in details:
-            if detail is not None:
-                assert isinstance(detail["isolation_tier"], str)
-                assert set(detail["statuses"]) <= STATUSES
+        if row["detail"] is not None and "samples" not in row:
+            _check_detail(row["detail"], row["score"])
+        if row["detail"] is not None and "samples" in row:
+            assert set(row["detail"]) == SAMPLED_DETAIL
+            assert row["detail"]["sandbox_errors"] == errored
+            failing = [s for s in row["samples"] if s["detail"]["status"] != "pass"]
+            assert (row["detail"]["failure"] is None) is (not failing)
 
     agg = report["aggregates"]
     assert set(agg) == {"overall", "by_category", "by_metric", "by_label"}
@@ -142,9 +186,21 @@ def check_report(report: Any) -> None:
                     _check_stat(stat, f"pass@{k}.by_label.{label}.{value}")
     assert all(isinstance(v, int) and v >= 0 for v in report["counts"].values())
     counts = report["counts"]
-    assert counts["tasks"] == len(report["rows"]) == counts["scored"] + counts["missing"]
+    assert counts["tasks"] == len(report["rows"])
+    assert counts["tasks"] == counts["scored"] + counts["missing"] + counts["sandbox_errors"]
+    assert counts["sandbox_errors"] == sum(1 for r in report["rows"] if _row_sandbox_errors(r))
     for rules in report["unparsed"].values():
         assert all(isinstance(n, int) for n in rules.values())
     for problem in report["prediction_problems"]:
         assert set(problem) == {"line", "rule", "message", "task_id"}
     assert all(isinstance(n, str) for n in report["notes"])
+
+
+def _row_sandbox_errors(row: Any) -> int:
+    """Outputs of a row the sandbox could not run."""
+    detail = row["detail"]
+    if detail is None:
+        return 0
+    if "samples" in row:
+        return int(detail.get("sandbox_errors", 0))
+    return int(detail.get("status") == "sandbox_error")

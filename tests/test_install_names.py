@@ -59,7 +59,17 @@ def install_problems(text: str, extras: set[str]) -> list[str]:
             words = shlex.split(match.group(1))
         except ValueError:
             words = match.group(1).split()
+        after_r = False
         for word in words:
+            if after_r:
+                after_r = False
+                # A requirements file of the repository (exact pins of others' packages).
+                if not (ROOT / word).is_file():
+                    problems.append(f"no requirements file {word!r} in {match.group(0)!r}")
+                continue
+            if word in ("-r", "--requirement"):
+                after_r = True
+                continue
             if word.startswith("-"):
                 continue
             if word.startswith(("../", "/")) or (word.startswith("./") and "[" not in word):

@@ -32,12 +32,14 @@ from evalspec.versions.changelog import spec_versions_in
 from evalspec.versions.lock import Lock, verify
 from evalspec.versions.migration import (
     AddCategory,
+    AddField,
     AddMetric,
     AddPostProcess,
     BindMetric,
     BindPostProcess,
     Deprecate,
     Migration,
+    WaiveFieldRule,
 )
 from evalspec.versions.table import order_chain
 
@@ -237,7 +239,9 @@ def summarize(mig: Migration) -> dict[str, list[str]]:
         "categories": [],
         "metrics": [],
         "post_processes": [],
+        "fields": [],
         "binds": [],
+        "waives": [],
         "deprecates": [],
     }
     for op in mig.operations:
@@ -253,4 +257,36 @@ def summarize(mig: Migration) -> dict[str, list[str]]:
             out["binds"].append(f"post_process {op.post_process} to {op.category}")
         elif isinstance(op, Deprecate):
             out["deprecates"].append(f"{op.kind} {op.name}")
+        elif isinstance(op, AddField):
+            out["fields"].append(op.name)
+        elif isinstance(op, WaiveFieldRule):
+            out["waives"].append(f"{op.rule} for {op.category} when {op.field}={op.value}")
     return out
+
+
+def operation_lines(mig: Migration) -> list[str]:
+    """One line per operation of a migration, with its description (for ``spec show``)."""
+    lines = []
+    for op in mig.operations:
+        if isinstance(op, AddMetric):
+            what = f"metric {op.name}"
+        elif isinstance(op, AddPostProcess):
+            what = f"post-process rule {op.name}"
+        elif isinstance(op, AddCategory):
+            what = f"category {op.name}"
+        elif isinstance(op, BindMetric):
+            what = f"binds metric {op.metric} to {op.category}"
+        elif isinstance(op, BindPostProcess):
+            what = f"binds post-process rule {op.post_process} to {op.category}"
+        elif isinstance(op, AddField):
+            details = [f"one of {', '.join(op.choices)}"] if op.choices else []
+            if op.categories:
+                details.append(f"only in {', '.join(op.categories)}")
+            what = f"optional field {op.name}" + (f" ({'; '.join(details)})" if details else "")
+        elif isinstance(op, WaiveFieldRule):
+            what = f"waives {op.rule} for {op.category} when {op.field}={op.value}"
+        else:
+            what = f"deprecates {op.kind} {op.name}"
+        description = op.reason if isinstance(op, Deprecate) else op.description
+        lines.append(f"{what}: {description}" if description else what)
+    return lines

@@ -6,8 +6,10 @@ post-process rule (each added by that migration or an earlier one) and ships
 at least one fixture task for it. Every fixture line must validate under the
 migration's own version and belong to a category the migration adds, and
 every metric and rule the migration adds must be bound by some category by
-the end of it (no orphans). Each refusal names the migration, the entry and
-the missing piece.
+the end of it (no orphans). An optional field (``AddField``) and a lifted
+field rule (``WaiveFieldRule``) ship fixtures too: a task that carries the
+field, and a task the waiver admits that breaks the rule without it. Each
+refusal names the migration, the entry and the missing piece.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from typing import Any
 
 from evalspec.authoring.problem import SpecProblem
 from evalspec.errors import MigrationError
+from evalspec.model import TaskSpec
 from evalspec.versions.migration import (
     PLACEHOLDER,
     AddCategory,
+    AddField,
     AddMetric,
     AddPostProcess,
     BindMetric,
@@ -29,6 +33,7 @@ from evalspec.versions.migration import (
     Deprecate,
     Migration,
     Operation,
+    WaiveFieldRule,
 )
 from evalspec.versions.table import SpecVersion, replay
 
@@ -46,6 +51,12 @@ def _bound(op: BindMetric | BindPostProcess) -> tuple[str, str]:
 
 
 def _label(op: Operation) -> str:
+    if isinstance(op, AddField):
+        return f"field {op.name!r}"
+    if isinstance(op, WaiveFieldRule):
+        return (
+            f"the waiver of {op.rule!r} for category {op.category!r} when {op.field}={op.value!r}"
+        )
     if isinstance(op, Deprecate):
         return f"the deprecation of {_KIND_LABEL[op.kind]} {op.name!r}"
     if isinstance(op, (BindMetric, BindPostProcess)):
@@ -63,7 +74,12 @@ def where(mig: Migration) -> str:
 def check_gate(chain: Sequence[Migration]) -> list[SpecProblem]:
     """Every gate refusal for an ordered chain (see :func:`evalspec.versions.order_chain`)."""
     problems: list[SpecProblem] = []
-    added: dict[str, dict[str, int]] = {"metric": {}, "post_process": {}, "category": {}}
+    added: dict[str, dict[str, int]] = {
+        "metric": {},
+        "post_process": {},
+        "category": {},
+        "field": {},
+    }
     bindings: dict[str, dict[str, set[str]]] = {}
     for index, mig in enumerate(chain):
         found = _check_one(mig, added, bindings)
@@ -142,6 +158,8 @@ def _check_one(
     for op in mig.operations:
         if isinstance(op, (BindMetric, BindPostProcess)):
             out.extend(_check_binding(mig, op, added, bindings))
+        elif isinstance(op, (AddField, WaiveFieldRule)):
+            out.extend(_check_field_op(mig, op, added))
     bound = {
         "metric": {m for c in bindings.values() for m in c["metric"]},
         "post_process": {r for c in bindings.values() for r in c["post_process"]},
@@ -188,6 +206,37 @@ def _check_binding(
     return [SpecProblem("gate", message, mig.version) for message in out]
 
 
+def _check_field_op(
+    mig: Migration, op: AddField | WaiveFieldRule, added: dict[str, dict[str, int]]
+) -> list[SpecProblem]:
+    """An optional field or a waiver: what it names exists, and it ships a fixture."""
+    what = f"{where(mig)}: {_label(op)}"
+    out: list[str] = []
+    if isinstance(op, AddField):
+        earlier = added["field"].get(op.name)
+        if earlier is not None:
+            again = "this migration" if earlier == mig.version else f"migration {earlier}"
+            out.append(f"{what} is added twice (also by {again})")
+        else:
+            added["field"][op.name] = mig.version
+        categories = op.categories
+        needs = f"tasks that carry {op.name!r}"
+    else:
+        if op.field not in added["field"]:
+            out.append(
+                f"{what}: neither this migration nor an earlier one adds field {op.field!r} "
+                f"(add AddField({op.field!r}, ...) to this migration)"
+            )
+        categories = (op.category,)
+        needs = f"tasks of {op.category!r} with {op.field}={op.value!r} that the waiver admits"
+    for cat in categories:
+        if cat not in added["category"]:
+            out.append(f"{what}: no migration up to this one adds category {cat!r}")
+    if not op.fixtures:
+        out.append(f"{what}: no fixture; list at least one file of {needs} in fixtures=(...)")
+    return [SpecProblem("gate", message, mig.version) for message in out]
+
+
 def _placeholders(mig: Migration) -> list[SpecProblem]:
     """Descriptions ``spec new`` left for the author to write (they do not block other checks)."""
     out = []
@@ -205,7 +254,8 @@ def _placeholders(mig: Migration) -> list[SpecProblem]:
 def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[SpecProblem]:
     categories = [op for op in mig.operations if isinstance(op, AddCategory)]
     binds = [op for op in mig.operations if isinstance(op, (BindMetric, BindPostProcess))]
-    if not categories and not binds:
+    field_ops = [op for op in mig.operations if isinstance(op, (AddField, WaiveFieldRule))]
+    if not categories and not binds and not field_ops:
         return []
     try:
         spec = replay(tuple(prefix))
@@ -214,12 +264,20 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[SpecPro
     here = where(mig)
     out: list[SpecProblem] = []
     added = {c.name for c in categories} | {b.category for b in binds}
-    # fixture file -> (category, metric, rule) of each of its valid tasks
+    for op in field_ops:
+        if isinstance(op, WaiveFieldRule):
+            added.add(op.category)
+        else:  # a field any category may carry extends every one of them
+            added.update(op.categories or spec.categories)
+    # fixture file -> its valid tasks, and their (category, metric, rule)
+    valid_in: dict[str, list[TaskSpec]] = {}
     tasks_in: dict[str, set[tuple[str, str, str]]] = {}
     unreadable: set[str] = set()
-    owners: list[tuple[str, tuple[str, ...]]] = [(c.name, c.fixtures) for c in categories]
-    owners += [(b.category, b.fixtures) for b in binds]
-    for category, fixtures in owners:
+    # (what the fixtures belong to, for messages; the fixtures)
+    owners = [(f"category {c.name!r}", c.fixtures) for c in categories]
+    owners += [(f"category {b.category!r}", b.fixtures) for b in binds]
+    owners += [(_label(op), op.fixtures) for op in field_ops]
+    for owner, fixtures in owners:
         for rel in fixtures:
             if rel in tasks_in or rel in unreadable:
                 continue
@@ -231,14 +289,34 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[SpecPro
                 out.append(
                     SpecProblem(
                         "fixture",
-                        f"{here}: fixture {rel!r} of category {category!r} cannot be read "
-                        f"({reason})",
+                        f"{here}: fixture {rel!r} of {owner} cannot be read ({reason})",
                         mig.version,
                     )
                 )
                 continue
-            tasks_in[rel], found = _validate_fixture(mig, rel, data, spec, added)
+            valid_in[rel], found = _validate_fixture(mig, rel, data, spec, added)
+            tasks_in[rel] = {(t.category, t.metric_name, t.post_process) for t in valid_in[rel]}
             out.extend(found)
+    for op in field_ops:
+        readable = [rel for rel in op.fixtures if rel in valid_in]
+        if not op.fixtures or len(readable) != len(op.fixtures):
+            continue
+        tasks = [t for rel in readable for t in valid_in[rel]]
+        if not any(_exercises(op, t, spec) for t in tasks):
+            holds = (
+                f"a valid task that carries field {op.name!r}"
+                if isinstance(op, AddField)
+                else f"a valid task of category {op.category!r} with {op.field}={op.value!r} "
+                f"that breaks {op.rule!r} without the waiver"
+            )
+            out.append(
+                SpecProblem(
+                    "fixture",
+                    f"{here}: {_label(op)} has no fixture task: none of "
+                    f"{', '.join(map(repr, op.fixtures))} holds {holds}",
+                    mig.version,
+                )
+            )
     for bind in binds:
         kind, name = _bound(bind)
         column = 1 if kind == "metric" else 2
@@ -271,16 +349,36 @@ def _check_fixtures(mig: Migration, prefix: Sequence[Migration]) -> list[SpecPro
     return out
 
 
-def _validate_fixture(
-    mig: Migration, rel: str, data: bytes, spec: SpecVersion, added: set[str]
-) -> tuple[set[tuple[str, str, str]], list[SpecProblem]]:
-    from evalspec.registry.build import Registry
-    from evalspec.validation.validator import iter_validate
+def _exercises(op: AddField | WaiveFieldRule, task: TaskSpec, spec: SpecVersion) -> bool:
+    """``task`` (valid at ``spec``) uses the field, or is admitted only by the waiver."""
+    if isinstance(op, AddField):
+        return op.name in task.added_fields
+    if task.category != op.category or task.added_fields.get(op.field) != op.value:
+        return False
+    from evalspec.validation.precise import check_object
 
-    # Validation reads only the table, so a registry without implementations
-    # is enough, and the gate does not depend on which plugins are installed.
+    waiver = (op.rule, op.category, op.field, op.value)
+    unwaived = _evolve(spec, waivers=spec.waivers - {waiver})
+    return any(rule == op.rule for rule, _f, _m in check_object(task.to_dict(), unwaived))
+
+
+def _evolve(spec: SpecVersion, **changes: Any) -> SpecVersion:
+    import attrs
+
+    evolved: SpecVersion = attrs.evolve(spec, **changes)
+    return evolved
+
+
+def _table_only(spec: SpecVersion) -> Any:
+    """A registry of ``spec``'s table and no implementations.
+
+    Validation reads only the table, so this is enough, and the gate does not
+    depend on which plugins are installed.
+    """
+    from evalspec.registry.build import Registry
+
     empty: MappingProxyType[Any, Any] = MappingProxyType({})
-    table_only = Registry(
+    return Registry(
         spec=spec,
         chain=tuple(),
         categories=empty,
@@ -289,10 +387,17 @@ def _validate_fixture(
         owners=empty,
         plugins=empty,
     )
+
+
+def _validate_fixture(
+    mig: Migration, rel: str, data: bytes, spec: SpecVersion, added: set[str]
+) -> tuple[list[TaskSpec], list[SpecProblem]]:
+    from evalspec.validation.validator import iter_validate
+
     here = where(mig)
     messages: list[str] = []
-    seen: set[tuple[str, str, str]] = set()
-    for verdict in iter_validate(io.BytesIO(data), registry=table_only):
+    seen: list[TaskSpec] = []
+    for verdict in iter_validate(io.BytesIO(data), registry=_table_only(spec)):
         if verdict.task is None:
             for e in verdict.errors:
                 field = f" {e.field}" if e.field else ""
@@ -307,8 +412,7 @@ def _validate_fixture(
                 "migration's fixtures hold only tasks of the categories it adds or binds to"
             )
         else:
-            task = verdict.task
-            seen.add((task.category, task.metric_name, task.post_process))
+            seen.append(verdict.task)
     shown = messages[:MAX_FIXTURE_ERRORS]
     if len(messages) > len(shown):
         shown.append(f"fixture {rel!r}: {len(messages) - len(shown)} more problems not shown")

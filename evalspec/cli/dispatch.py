@@ -12,6 +12,7 @@ from evalspec._version import __version__
 from evalspec.cli.parser import Parser, chosen_parser, print_overview
 from evalspec.errors import EvalspecError
 from evalspec.io.exitcodes import EXIT_OUTPUT_CLOSED, EXIT_USAGE
+from evalspec.io.governing import govern
 
 COMMANDS = (
     "validate",
@@ -110,4 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # the output reader went away: never a clean exit
         return EXIT_OUTPUT_CLOSED
+    finally:
+        # A command may have chosen the project of its paths; the next main() in this
+        # process (a test, a library caller) starts from its own working directory.
+        govern(None)
     return code

@@ -13,8 +13,8 @@ A test program runs only after the previous one passed, exactly as
 
 A node lost mid-run loses the Ray tasks it held: Ray reruns each on another
 node up to ``max_retries`` times; a program still not run after that is a
-``sandbox_error`` (never a fail), which stops scoring with an error, as a
-local sandbox failure does.
+``sandbox_error`` (never a fail): its task has no score and is counted, as
+for a local sandbox failure.
 
 Ray is the optional ``ray`` extra, imported only here and only when asked for.
 The cluster's nodes need evalspec installed (the same version) in the
@@ -113,7 +113,10 @@ def _node_sandbox(limits: Limits, minimum_tier: str | None) -> Sandbox:
     key = (limits, minimum_tier)
     box = _node_sandboxes.get(key)
     if box is None:
-        box = _node_sandboxes[key] = Sandbox(limits, minimum_tier=minimum_tier)
+        # No worker slots on a node: a slot's zygote would outlive a node killed
+        # mid-run and report its runs as killed programs; without them the runs die
+        # with the node's worker, and Ray retries the task (tests/cluster).
+        box = _node_sandboxes[key] = Sandbox(limits, minimum_tier=minimum_tier, slots=False)
     return box
 
 

@@ -24,6 +24,10 @@ silently passes.
 the mean pass@K over the dataset's (or slice's) tasks with a binary metric,
 from the ``pass_at_k`` section of a report scored on n samples per task
 (``evalspec score --pass-at K``); a report without that figure fails the gate.
+
+A report (or baseline) with ``sandbox_error`` tasks, which the sandbox could
+not run and which its means leave out, is refused (:func:`sandbox_errors`)
+unless the caller accepts it (``evalspec gate --allow-sandbox-errors``).
 """
 
 from __future__ import annotations
@@ -519,5 +523,38 @@ def incomparable(
                 out.append(
                     f"dataset {name!r}: the report and the baseline differ in {fact} "
                     f"({json.dumps(now[fact])} vs {json.dumps(then[fact])})"
+                )
+    return out
+
+
+def _sandbox_error_count(report: Mapping[str, Any]) -> int:
+    """Tasks of a report the sandbox could not run: from its counts, else its rows."""
+    counted_ = _get(report, "counts", "sandbox_errors")
+    if isinstance(counted_, int) and not isinstance(counted_, bool) and counted_ > 0:
+        return counted_
+    rows = report.get("rows")
+    found = 0
+    for row in rows if isinstance(rows, list) else []:
+        detail = row.get("detail") if isinstance(row, dict) else None
+        if isinstance(detail, dict) and (
+            detail.get("status") == "sandbox_error" or detail.get("sandbox_errors")
+        ):
+            found += 1
+    return found
+
+
+def sandbox_errors(
+    reports: Mapping[str, Mapping[str, Any]], baselines: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """One message per report or baseline holding tasks the sandbox could not run:
+    its means are over the other tasks only, so no gate can be checked on it."""
+    out = []
+    for role, group in (("report", reports), ("baseline", baselines)):
+        for name in sorted(group):
+            n = _sandbox_error_count(group[name])
+            if n:
+                out.append(
+                    f"dataset {name!r}: the {role} has {n} task{'' if n == 1 else 's'} with "
+                    "sandbox_error (not run: its means leave them out)"
                 )
     return out

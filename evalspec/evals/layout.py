@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import attrs
@@ -63,3 +64,40 @@ def find_layout(start: Path) -> Layout | None:
         if (candidate / DATASETS).is_dir():
             return Layout(candidate)
     return None
+
+
+SKIPPED_BELOW = frozenset({"node_modules", "site-packages", "__pycache__"})
+"""Directories :func:`layouts_below` never enters (besides hidden ones and virtualenvs)."""
+
+MAX_DEPTH_BELOW = 6
+"""How many directories down :func:`layouts_below` looks for a layout."""
+
+
+def layouts_below(start: Path) -> list[Layout]:
+    """The layouts under ``start`` when no layout holds it: ``evalspec lint`` at a
+    repository's root finds ``evals/``, as ``ruff check`` finds the files below.
+
+    Going down, a layout is a directory holding both ``datasets/`` and ``config/``
+    (what ``evalspec init`` creates), so a package's own ``datasets`` module is not
+    taken for one. Hidden directories, virtualenvs, :data:`SKIPPED_BELOW` and
+    symlinks are not entered, nor anything deeper than :data:`MAX_DEPTH_BELOW` or
+    inside a layout found.
+    """
+    top = start.resolve()
+    found: list[Layout] = []
+    for dirpath, dirnames, _ in os.walk(top, followlinks=False):
+        here = Path(dirpath)
+        if (here / DATASETS).is_dir() and (here / CONFIG).is_dir():
+            found.append(Layout(here))
+            dirnames.clear()
+            continue
+        deep = len(here.relative_to(top).parts) >= MAX_DEPTH_BELOW
+        dirnames[:] = [] if deep else sorted(d for d in dirnames if _enterable(here / d))
+    return found
+
+
+def _enterable(directory: Path) -> bool:
+    name = directory.name
+    if name.startswith(".") or name in SKIPPED_BELOW:
+        return False
+    return not (directory / "pyvenv.cfg").exists()

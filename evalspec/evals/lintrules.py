@@ -39,6 +39,9 @@ LINT_RULES: MappingProxyType[str, str] = MappingProxyType(
         "id_collision": "two task ids are equal after NFKC normalisation and case folding",
         "id_control_character": "a task id holds a control character (NUL, ESC, DEL, ...) "
         "or a bidirectional-text control, which terminals, logs and file names mangle",
+        "test_never_calls_program": "a target test program of a code-executing metric "
+        "(code_exec) names nothing it does not define itself, so it never calls the program "
+        "and no run of it tests anything",
         # review
         "owner_not_codeowner": "the card's owner is not a code owner of the dataset's path",
     }

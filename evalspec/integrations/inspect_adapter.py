@@ -29,10 +29,19 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
-from inspect_ai.solver import TaskState, generate
+try:
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+    from inspect_ai.solver import TaskState, generate
+except ModuleNotFoundError as missing:  # the extra is not installed: say how to get it
+    if missing.name is None or missing.name.split(".")[0] != "inspect_ai":
+        raise
+    raise ModuleNotFoundError(
+        "evalspec.integrations.inspect_adapter needs inspect_ai: "
+        "pip install 'evalspec-contract[inspect]'",
+        name="inspect_ai",
+    ) from None
 
 from evalspec.errors import EvalspecError
 from evalspec.model import TaskSpec

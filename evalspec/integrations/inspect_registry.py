@@ -9,9 +9,9 @@ point, because inspect finds a file's tasks by a decorator literally named
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
-
-from evalspec.integrations.inspect_adapter import task as build
+# The adapter first: without inspect_ai it says which extra to install.
+from evalspec.integrations.inspect_adapter import task as build  # isort: skip
+from inspect_ai import Task, task  # isort: skip
 
 __all__ = ["tasks"]
 

@@ -1,6 +1,7 @@
 """What the commands accept where they read task files: ``-`` for standard input,
-directories (their ``*.jsonl`` files, recursively, in sorted order), and the
-refusal of a symlink out of the repository or a file that is not a regular file."""
+directories (their ``*.jsonl`` files, recursively, in sorted order), the project
+those paths belong to (:func:`govern_path`), and the refusal of a symlink out of
+the repository or a file that is not a regular file."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import stat
 import sys
 
+from evalspec.io.governing import govern, nearest, start_of
 from evalspec.io.repository import inside, repository_of
 from evalspec.io.wording import one_line
 
@@ -16,8 +18,8 @@ from evalspec.io.wording import one_line
 # value classes (attrs). Type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import IO
+    from collections.abc import Callable, Sequence
+    from typing import IO, Any
 
 STDIN = "-"
 """The argument that means standard input."""
@@ -58,6 +60,57 @@ def expand(paths: Sequence[str]) -> tuple[list[str], list[str]]:
         else:
             files.extend(_kept_inside([raw], root, problems))
     return files, problems
+
+
+def governing_start(raw: str) -> str | None:
+    """Where the project of the path argument ``raw`` is looked for from
+    (:mod:`evalspec.io.governing`); ``None`` for standard input and URLs, which say
+    nothing about a project (the working directory's applies). A glob counts from
+    the part before its first wildcard."""
+    if raw == STDIN or "://" in raw:
+        return None
+    return start_of(_literal_prefix(raw))
+
+
+def project_file(start: str | None) -> str | None:
+    """The ``pyproject.toml`` governing ``start`` (``None``: the working directory)."""
+    return nearest("pyproject.toml", start if start is not None else os.getcwd())
+
+
+def govern_path(raw: str) -> str | None:
+    """Make the project of the path argument ``raw`` the one in force (the nearest
+    ``pyproject.toml`` at or above it, so the verdict on a file is the same from any
+    working directory); returns that ``pyproject.toml`` (``None``: no project)."""
+    start = governing_start(raw)
+    govern(start)
+    return project_file(start)
+
+
+def per_project(paths: Sequence[str], build: Callable[[], Any]) -> dict[str | None, Any]:
+    """``build()`` once for each project among ``paths``, with that project in force,
+    keyed by its ``pyproject.toml`` as :func:`govern_path` returns it: a project's
+    plugin errors surface before any file is read."""
+    built: dict[str | None, Any] = {}
+    for raw in paths:
+        start = governing_start(raw)
+        project = project_file(start)
+        if project not in built:
+            govern(start)
+            built[project] = build()
+    return built
+
+
+def _literal_prefix(path: str) -> str:
+    """``data/*/x.jsonl`` -> ``data``: the part of a glob before its first wildcard."""
+    literal: list[str] = []
+    for part in path.split(os.sep):
+        if any(c in part for c in _GLOB_MAGIC):
+            return os.sep.join(literal) or "."
+        literal.append(part)
+    return path
+
+
+_GLOB_MAGIC = "*?["
 
 
 def escape_problem(path: str, root: str) -> str | None:
@@ -141,7 +194,11 @@ __all__ = [
     "STDIN_NAME",
     "escape_problem",
     "expand",
+    "govern_path",
+    "governing_start",
     "input_name",
+    "per_project",
+    "project_file",
     "special_problem",
     "stdin_binary",
 ]

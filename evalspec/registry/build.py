@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -43,6 +44,7 @@ from evalspec.registry.project import (
     in_force,
     load_project,
     lock_label,
+    project_governing,
 )
 from evalspec.versions import Migration, SpecVersion, order_chain, replay
 
@@ -348,6 +350,13 @@ def default_registry(spec_version: int | None = None) -> Registry:
     has not locked raises :class:`~evalspec.errors.PendingVersionError`.
     """
     return _cached_registry(current_project(), spec_version)
+
+
+def registry_governing(path: str | os.PathLike[str], spec_version: int | None = None) -> Registry:
+    """:func:`default_registry` of the project governing ``path`` (the nearest
+    ``pyproject.toml`` at or above it), whatever the current directory: what the
+    pytest plugin validates a task file against, as ``evalspec validate PATH`` does."""
+    return _cached_registry(project_governing(path), spec_version)
 
 
 @functools.lru_cache(maxsize=16)

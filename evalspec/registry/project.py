@@ -1,7 +1,9 @@
 """The project: its ``[tool.evalspec]`` settings, its own migrations and its lock.
 
-A project is the directory of the nearest ``pyproject.toml`` above the
-current directory. It decides which spec versions are in force::
+A project is the directory of the nearest ``pyproject.toml`` at or above the
+path it governs: the paths a command is given, else the current directory
+(:mod:`evalspec.io.governing`; pytest and ruff find their configuration the same
+way). It decides which spec versions are in force::
 
     [tool.evalspec]
     migrations = "spec/migrations"   # one Python file per version (Alembic-style)
@@ -38,6 +40,7 @@ import attrs
 
 from evalspec.errors import PendingVersionError, ProjectConfigError, SpecVersionError
 from evalspec.hookspecs import hookimpl
+from evalspec.io.governing import governing_directory, nearest, start_of
 from evalspec.io.repository import inside, repository_of
 from evalspec.io.safeload import (
     MAX_TEXT_BYTES,
@@ -246,24 +249,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _find_pyproject(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        candidate = directory / PYPROJECT
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def load_project(start: str | os.PathLike[str] | None = None) -> Project:
     """The project of the nearest ``pyproject.toml`` at or above ``start`` (default: cwd).
 
     :raises ProjectConfigError: the ``[tool.evalspec]`` table is malformed.
     """
-    here = Path(start if start is not None else os.getcwd()).resolve()
-    pyproject = _find_pyproject(here)
-    if pyproject is None:
+    found = nearest(PYPROJECT, start if start is not None else os.getcwd())
+    if found is None:
         return Project(root=None)
+    pyproject = Path(found)
     root = pyproject.parent
+    _owned_by_us(pyproject)
     doc = _read_toml(pyproject)
     settings = doc.get("tool", {}).get("evalspec", {})
     label = f"{pyproject} [tool.evalspec]"
@@ -282,6 +278,8 @@ def load_project(start: str | os.PathLike[str] | None = None) -> Project:
     plugins = settings.get("plugins", [])
     if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
         raise ProjectConfigError(f"{label}: plugins must be a list of module names")
+    if plugins or "migrations" in settings:
+        _not_writable_by_others(root, label)
     entry_points = doc.get("project", {}).get("entry-points", {}).get("evalspec", {})
     return Project(
         root=root,
@@ -291,6 +289,50 @@ def load_project(start: str | os.PathLike[str] | None = None) -> Project:
         changelog=root / settings.get("changelog", DEFAULT_CHANGELOG),
         own_entry_points=tuple(entry_points) if isinstance(entry_points, dict) else (),
     )
+
+
+def _owned_by_us(pyproject: Path) -> None:
+    """Refuse a ``pyproject.toml`` that another user owns, as git refuses a repository
+    of dubious ownership.
+
+    Its ``plugins`` and ``migrations`` are imported, so the file decides what code
+    runs: a ``/tmp/pyproject.toml`` planted by another user of the machine would
+    otherwise govern every task file below ``/tmp`` and run that user's code as
+    whoever validates one. Files of root and of the current user are believed.
+    """
+    if not hasattr(os, "geteuid"):
+        return  # no uids to compare (Windows)
+    try:
+        owner = os.stat(pyproject).st_uid
+    except OSError:
+        return  # unreadable: reading it reports the error
+    if owner not in (os.geteuid(), 0):
+        msg = (
+            f"{pyproject} belongs to uid {owner}, not to you (uid {os.geteuid()}): evalspec "
+            "does not load another user's project settings (their plugins would run as "
+            "you); move your files out from under it, or have its owner remove it"
+        )
+        raise ProjectConfigError(msg)
+
+
+def _not_writable_by_others(root: Path, label: str) -> None:
+    """Refuse to import plugins or migrations from a directory others can write.
+
+    In a shared directory such as ``/tmp`` another user can create the module a
+    project names (``spec_plugin.py``) before its author does.
+    """
+    if not hasattr(os, "geteuid"):
+        return
+    try:
+        mode = os.stat(root).st_mode
+    except OSError:
+        return
+    if mode & 0o022:
+        msg = (
+            f"{label}: its directory {root} is writable by other users, who could plant "
+            "the plugin or migration modules it imports: make it writable by you only"
+        )
+        raise ProjectConfigError(msg)
 
 
 def _inside_the_repository(root: Path, key: str, value: str, label: str) -> None:
@@ -357,13 +399,21 @@ def check_version(requested: int | None, in_force_version: int, head: int, lock_
 
 
 @functools.lru_cache(maxsize=16)
-def _project_for(cwd: str) -> Project:
-    return load_project(cwd)
+def _project_for(directory: str) -> Project:
+    return load_project(directory)
 
 
 def current_project() -> Project:
-    """:func:`load_project` for the current directory, remembered per directory."""
-    return _project_for(os.getcwd())
+    """:func:`load_project` for the governing directory (the current directory unless a
+    command chose another from its paths, :mod:`evalspec.io.governing`), remembered
+    per directory."""
+    return _project_for(governing_directory())
+
+
+def project_governing(path: str | os.PathLike[str]) -> Project:
+    """The project governing ``path``: that of the nearest ``pyproject.toml`` at or
+    above it (a file's own directory first), remembered per directory."""
+    return _project_for(start_of(path))
 
 
 def forget_projects() -> None:

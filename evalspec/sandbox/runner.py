@@ -7,7 +7,10 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+import attrs
+
 import evalspec.sandbox.verdict as verdict
+from evalspec.sandbox.driver import NEVER_CALLED
 from evalspec.sandbox.errors import NoTestsError, SandboxUnavailable, WeakIsolationWarning
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.process import LaunchPlan, execute
@@ -56,6 +59,7 @@ class Sandbox:
         python: str | None = None,
         unshare: str | None = None,
         trust_custom_types: bool = False,
+        slots: bool = True,
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
@@ -99,7 +103,10 @@ class Sandbox:
             raise TypeError(f"trust_custom_types must be a bool, got {trust_custom_types!r}")
         self.trust_custom_types = trust_custom_types
         self.limits = limits if limits is not None else Limits()
-        self._plan: LaunchPlan = plan
+        # ``slots=False``: every run starts its own interpreters, a child of this
+        # process (the Ray executor: a node killed mid-run must take its runs with it,
+        # so that Ray retries the task instead of reporting a killed program).
+        self._plan: LaunchPlan = plan if slots else attrs.evolve(plan, slots=False)
 
     @property
     def tier(self) -> str:
@@ -121,8 +128,23 @@ class Sandbox:
         The test runs in its own process with pristine builtins, reaching
         ``code``'s top-level names through proxies whose arguments and results
         cross as plain data; the run passes only when every test statement
-        ran and held (see :mod:`evalspec.sandbox.driver`).
+        ran and held (see :mod:`evalspec.sandbox.driver`) and the tests called
+        into the program (read or called one of its names); a blank ``test``
+        tests nothing and fails without running.
         """
+        if not test.strip():
+            return RunResult(
+                "fail",
+                None,
+                "",
+                "",
+                False,
+                0.0,
+                self.tier,
+                detail=f"the test program is empty: {NEVER_CALLED}",
+                python=self.python,
+                custom_types=verdict.custom_types(self.trust_custom_types),
+            )
         return execute(
             self._plan,
             code,

@@ -20,6 +20,7 @@ from evalspec.io.wording import counted, one_line
 from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry
 from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
+from evalspec.sandbox.limits import Limits
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
 from evalspec.scoring.passatk import PassAtKError, normalize_ks
 from evalspec.scoring.predictions import PredictionProblem
@@ -45,6 +46,8 @@ class ScoreOptions:
     seed: int = 0
     bootstrap: int = DEFAULT_RESAMPLES
     dataset: str | None = None
+    limits: Limits | None = None
+    """Each sandboxed program's limits (``None``: the sandbox's defaults)."""
     labels: tuple[str, ...] | None = None
     """The metadata keys to group by (the layout's declared labels); ``None``: the
     report's bounded set of low-cardinality keys."""
@@ -164,11 +167,16 @@ def score_inputs(
                 sandbox = open_ray_sandbox(
                     options.allow_code_exec,
                     address=options.ray_address,
+                    limits=options.limits,
                     minimum_tier=options.min_isolation,
                 )
                 stack.callback(sandbox.close)
             elif code_tasks:
-                sandbox = open_sandbox(options.allow_code_exec, minimum_tier=options.min_isolation)
+                sandbox = open_sandbox(
+                    options.allow_code_exec,
+                    limits=options.limits,
+                    minimum_tier=options.min_isolation,
+                )
             scores = score_tasks(
                 validation.validated,
                 predictions.for_scoring(),
@@ -200,12 +208,19 @@ def score_inputs(
         notes=notes,
         pass_at=pass_at,
         executor=sandbox.provenance() if hasattr(sandbox, "provenance") else None,
+        limits=attrs.asdict(sandbox.limits) if hasattr(sandbox, "limits") else None,
         labels=options.labels,
         predictions_format=options.predictions_format,
     )
-    return ScoreOutcome(
-        EXIT_PROBLEMS if predictions.problems or not validation.validated else EXIT_OK, report
-    )
+    errored = report["counts"]["sandbox_errors"]
+    if errored:
+        say(
+            f"evalspec: {counted(errored, 'task')} had sandbox_error (the sandbox could not "
+            "run them; the machine's failure, not the program's): the report leaves them out "
+            "of every mean and of pass@k; repeat the run for them"
+        )
+    problems = predictions.problems or not validation.validated or errored
+    return ScoreOutcome(EXIT_PROBLEMS if problems else EXIT_OK, report)
 
 
 class UnreadableInput(EvalspecError):

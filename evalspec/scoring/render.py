@@ -17,14 +17,22 @@ SEPARATOR = "\n\n"
 
 
 def render(task: TaskSpec | Mapping[str, Any]) -> str:
-    """The prompt a model receives: each example as ``prompt + " " + completion``,
-    then the task prompt, joined with blank lines."""
+    """The prompt a model receives: the preamble (spec v2's optional field, when
+    not empty), each example as ``prompt + " " + completion``, then the task
+    prompt, joined with blank lines.
+
+    A task without a preamble renders exactly as spec v1 renders it.
+    """
     # Duck-typed rather than isinstance(TaskSpec), so importing this module
     # stays free of attrs.
     if isinstance(task, Mapping):
+        preamble = task.get("preamble", "")
         parts = [ex["prompt"] + " " + ex["completion"] for ex in task.get("few_shot_examples", [])]
         parts.append(task["prompt"])
     else:
+        preamble = task.preamble
         parts = [ex.prompt + " " + ex.completion for ex in task.few_shot_examples]
         parts.append(task.prompt)
+    if preamble:
+        parts.insert(0, preamble)
     return SEPARATOR.join(parts)

@@ -149,6 +149,7 @@ def build_report(
     notes: Iterable[str] = (),
     pass_at: Sequence[int] | None = None,
     executor: Mapping[str, Any] | None = None,
+    limits: Mapping[str, Any] | None = None,
     labels: Sequence[str] | None = None,
     predictions_format: str = "evalspec",
 ) -> dict[str, Any]:
@@ -167,6 +168,8 @@ def build_report(
         single-output report is what it was).
     :param executor: where sandboxed programs ran, when not on this machine
         (``{"executor", "nodes", "node_tiers"}``), recorded in provenance.
+    :param limits: each sandboxed program's limits (the fields of
+        :class:`evalspec.sandbox.Limits`), recorded in provenance.
     :param labels: the metadata keys to group by (the layout's declared labels);
         default: the low-cardinality keys :func:`label_keys` picks.
     :param predictions_format: what the predictions file was (``evalspec``, or
@@ -195,8 +198,11 @@ def build_report(
     unparsed: dict[str, dict[str, int]] = {}
     tiers: set[str] = set()
     for task, row in zip(tasks, scores, strict=True):
-        by_metric.setdefault(row.metric, []).append(row.score)
-        by_category.setdefault(row.category, []).append(row.score)
+        # A task the sandbox could not run has no score: its group is listed
+        # (count 0 when it is the only one) but the task is in no mean.
+        values = [] if row.score is None else [row.score]
+        by_metric.setdefault(row.metric, []).extend(values)
+        by_category.setdefault(row.category, []).extend(values)
         for label in keys:
             if label not in task.metadata:
                 continue
@@ -204,7 +210,7 @@ def build_report(
             if key is None:
                 ungrouped[label] = ungrouped.get(label, 0) + 1
                 continue
-            by_label.setdefault(label, {}).setdefault(key, []).append(row.score)
+            by_label.setdefault(label, {}).setdefault(key, []).extend(values)
         rule = reg.post_processors.get(row.post_process)
         if rule is not None and extracts(rule):
             per_rule = unparsed.setdefault(row.category, {})
@@ -229,7 +235,11 @@ def build_report(
         metric = reg.metrics[name]
         if metric.corpus_scorer is None:
             continue
-        items = [(t, s) for t, s in zip(tasks, scores, strict=True) if s.metric == name]
+        items = [
+            (t, s)
+            for t, s in zip(tasks, scores, strict=True)
+            if s.metric == name and s.score is not None
+        ]
         if not items:
             corpus[name] = None
             note_list.append(f"corpus {name} is null: no task uses metric {name!r}")
@@ -242,11 +252,16 @@ def build_report(
         )
 
     missing = sum(1 for s in scores if s.missing)
+    errored = [s for s in scores if s.sandbox_errors]
+    if errored:
+        note_list.append(_sandbox_error_note(errored))
     code_exec: dict[str, Any] | None = (
         {"isolation_tier": ", ".join(sorted(tiers))} if tiers else None
     )
     if code_exec is not None and executor is not None:
         code_exec.update(executor)
+    if code_exec is not None and limits is not None:
+        code_exec["limits"] = dict(limits)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -281,8 +296,9 @@ def build_report(
         "corpus": corpus,
         "counts": {
             "tasks": len(scores),
-            "scored": len(scores) - missing,
+            "scored": len(scores) - missing - len(errored),
             "missing": missing,
+            "sandbox_errors": len(errored),
             "invalid_tasks": invalid_tasks,
             "invalid_predictions": len({(p.line) for p in prediction_problems}),
         },
@@ -303,7 +319,7 @@ def build_report(
                 s.correct,
             )
             for t, s in zip(tasks, scores, strict=True)
-            if s.binary
+            if s.binary and not s.sandbox_errors
         ]
         report["pass_at_k"] = {
             "k": list(ks),
@@ -311,6 +327,18 @@ def build_report(
             **pass_at_aggregates(binary_items, ks, seed=seed, resamples=bootstrap),
         }
     return report
+
+
+def _sandbox_error_note(errored: Sequence[TaskScore]) -> str:
+    shown = ", ".join(s.task_id for s in errored[:5])
+    more = f" and {len(errored) - 5} more" if len(errored) > 5 else ""
+    outputs = sum(s.sandbox_errors for s in errored)
+    return (
+        f"{counted(len(errored), 'task')} ({shown}{more}) had sandbox_error: the sandbox "
+        f"could not run {counted(outputs, 'output')} (the machine's failure, not the "
+        "program's), so they have no score, are left out of every mean and of pass@k, "
+        "and the run should be repeated for them"
+    )
 
 
 def _labels(task: TaskSpec, keys: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -339,10 +367,18 @@ def _row(score: TaskScore, ks: Sequence[int]) -> dict[str, Any]:
     if ks and score.binary:
         from evalspec.scoring.passatk import metric_name, pass_at_k
 
-        row["pass_at"] = {
-            metric_name(k): 0.0 if score.missing else pass_at_k(score.n, score.correct, k)
-            for k in ks
-        }
+        if score.sandbox_errors:
+            # c counts correct samples of n that ran: with one not run there is no c.
+            row["pass_at"] = {metric_name(k): None for k in ks}
+            row["pass_at_reason"] = (
+                f"{score.sandbox_errors} of {score.n} outputs had sandbox_error: "
+                "the task has no pass@k"
+            )
+        else:
+            row["pass_at"] = {
+                metric_name(k): 0.0 if score.missing else pass_at_k(score.n, score.correct, k)
+                for k in ks
+            }
     return row
 
 
@@ -409,7 +445,9 @@ def _summary_lines(report: Mapping[str, Any]) -> list[str]:
     lines = [
         f"dataset {report['dataset']}: {counted(c['tasks'], 'task')}, {c['scored']} scored, "
         f"{c['missing']} missing, {c['invalid_tasks']} invalid tasks, "
-        f"{c['invalid_predictions']} invalid predictions",
+        f"{c['invalid_predictions']} invalid predictions"
+        # A report from before sandbox errors were counted has no such key.
+        + (f", {c['sandbox_errors']} sandbox errors" if "sandbox_errors" in c else ""),
         f"spec version {prov['spec_version']}, evalspec {prov['evalspec_version']}, "
         f"seed {prov['seed']}, {prov['bootstrap_resamples']} bootstrap resamples",
     ]
@@ -423,6 +461,9 @@ def _summary_lines(report: Mapping[str, Any]) -> list[str]:
             ce = prov["code_exec"]
             tiers = ", ".join(ce["node_tiers"])
             lines.append(f"code_exec executor: {ce['executor']}, {ce['nodes']} nodes ({tiers})")
+        if "limits" in prov["code_exec"]:
+            shown = ", ".join(f"{k} {v}" for k, v in prov["code_exec"]["limits"].items())
+            lines.append(f"code_exec limits: {shown}")
     if "samples" in c:
         lines.append(f"{c['samples']} samples scored")
     return lines
@@ -443,7 +484,7 @@ def _text(report: Mapping[str, Any]) -> str:
         lines.append(f"corpus {name}: {_num(value)}")
     if report["unparsed"]:
         lines.append("")
-        lines.append("unparsed outputs (the rule found nothing to extract):")
+        lines.append("unparsed outputs (the rule found no answer, or several different ones):")
         for cat, rules in report["unparsed"].items():
             for rule, count in rules.items():
                 lines.append(f"  {cat} {rule}: {count}")
@@ -459,12 +500,33 @@ def _text(report: Mapping[str, Any]) -> str:
     for row in report["rows"]:
         lines.append(
             f"{row['task_id']:<20} {row['category']:<15} {row['metric']:<12} "
-            f"{row['score']:>7.4f}  {_short(row['prediction'])}"
+            f"{_score(row['score']):>7}  {_short(row['prediction'])}"
         )
+        lines.extend(f"    {line}" for line in _failure_lines(row))
     # Names and values come from task files and predictions: a line holding a
     # control character (a newline in a label value, an escape sequence in a task
     # id) is shown JSON-quoted, so it can neither split its line nor draw on a terminal.
     return "\n".join(one_line(line) for line in lines) + "\n"
+
+
+def _score(value: float | None) -> str:
+    """A row's score; ``none`` for a task the sandbox could not run."""
+    return "none" if value is None else f"{value:.4f}"
+
+
+def _failure_lines(row: Mapping[str, Any]) -> list[str]:
+    """The row's one-line failure, then each sample's that did not pass (text, markdown)."""
+    detail = row.get("detail") or {}
+    lines = []
+    if detail.get("failure"):
+        lines.append(one_line(str(detail["failure"])))
+    for i, sample in enumerate(row.get("samples") or [], 1):
+        failure = (sample.get("detail") or {}).get("failure")
+        if failure:
+            lines.append(f"sample {i}: {one_line(str(failure))}")
+    if row.get("pass_at_reason"):
+        lines.append(one_line(str(row["pass_at_reason"])))
+    return lines
 
 
 def _md(text: str) -> str:
@@ -504,13 +566,15 @@ def _markdown(report: Mapping[str, Any]) -> str:
         "",
         "## Tasks",
         "",
-        "| task_id | category | metric | score | prediction |",
-        "|---|---|---|---:|---|",
+        "| task_id | category | metric | score | prediction | failure |",
+        "|---|---|---|---:|---|---|",
     ]
     for row in report["rows"]:
+        # A failure quotes the program's own message: no HTML of it reaches a renderer.
+        failure = "<br>".join(_md(line).replace("<", "&lt;") for line in _failure_lines(row))
         lines.append(
             f"| {_md(row['task_id'])} | {row['category']} | {row['metric']} "
-            f"| {row['score']:.4f} | {_md(_short(row['prediction']))} |"
+            f"| {_score(row['score'])} | {_md(_short(row['prediction']))} | {failure} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -56,7 +56,9 @@ RUN_LOG_RULES = {
 }
 """Rule code -> meaning, for the problems only a harness's run log can have."""
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[^{}.]+)?)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[^{}.+]+)?)(?:\+([0-9]{1,6}))?\}")
+"""``{name}``, ``{name.FIELD}``, and ``{doc_id+1}``: lm-eval counts docs from 0,
+``evalspec import`` numbers rows (``@row``) from 1."""
 
 
 class RunLogError(EvalspecError):
@@ -72,8 +74,11 @@ def check_template(template: str, fields: Collection[str]) -> None:
 
     :raises RunLogError: naming the first unknown placeholder.
     """
-    for name in _PLACEHOLDER.findall(template):
+    for name, offset in _PLACEHOLDER.findall(template):
         head = name.split(".", 1)[0]
+        if offset and name != "doc_id":
+            msg = f"--id-template: {{{name}+{offset}}}: only {{doc_id+N}} takes an offset"
+            raise RunLogError(msg)
         if head not in fields or ("." in name) == (head in ("doc_id", "id")):
             allowed = ", ".join(
                 "{" + f + "}" if f in ("doc_id", "id") else "{" + f + ".FIELD}" for f in fields
@@ -98,6 +103,11 @@ def _fill(template: str, values: Mapping[str, Any]) -> str | None:
         if isinstance(found, bool) or not isinstance(found, (str, int)):
             missing = True
             return ""
+        if match.group(2):
+            if not isinstance(found, int):
+                missing = True
+                return ""
+            found += int(match.group(2))
         return str(found)
 
     filled = _PLACEHOLDER.sub(value, template)

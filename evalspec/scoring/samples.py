@@ -17,15 +17,28 @@ import attrs
 from evalspec.scoring.intervals import summarize
 from evalspec.scoring.passatk import PassAtKError, metric_name, pass_at_k
 
+SANDBOX_ERROR = "sandbox_error"
+"""The status of a run the sandbox could not set up (the machine's fault, not the program's)."""
+
 
 @attrs.frozen
 class SampleScore:
-    """The score of one sample of a task: post-processed output, score, what ran."""
+    """The score of one sample of a task: post-processed output, score, what ran.
+
+    ``score`` is ``None`` when the sandbox could not run the sample's program
+    (``detail["status"] == "sandbox_error"``): that says nothing about the
+    program, so it has no score rather than a 0.
+    """
 
     prediction: str
-    score: float
+    score: float | None
     unparsed: bool = False
     detail: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
+
+    @property
+    def sandbox_error(self) -> bool:
+        """True when the machine, not the program, ended the sample's run."""
+        return self.detail is not None and self.detail.get("status") == SANDBOX_ERROR
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,7 +70,9 @@ def check_ks(ks: Sequence[int], counts: Mapping[str, int]) -> None:
 
 @attrs.frozen
 class TaskSamples:
-    """What pass@k needs of one binary-metric task: its groups, n and c (n = 0: missing)."""
+    """What pass@k needs of one binary-metric task: its groups, n and c (n = 0: missing).
+
+    A task with a ``sandbox_error`` sample is never one of these: it has no pass@k."""
 
     task_id: str
     metric: str
@@ -112,4 +127,11 @@ def pass_at_aggregates(
     return out
 
 
-__all__ = ["PassAtKError", "SampleScore", "TaskSamples", "check_ks", "pass_at_aggregates"]
+__all__ = [
+    "SANDBOX_ERROR",
+    "PassAtKError",
+    "SampleScore",
+    "TaskSamples",
+    "check_ks",
+    "pass_at_aggregates",
+]

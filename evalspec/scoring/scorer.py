@@ -18,7 +18,7 @@ import attrs
 from evalspec.errors import ScoringError
 from evalspec.model import Metric, SandboxedScorer, Scorer, TaskSpec
 from evalspec.registry.build import Registry, default_registry
-from evalspec.scoring.samples import SampleScore
+from evalspec.scoring.samples import SANDBOX_ERROR, SampleScore
 from evalspec.scoring.unparsed import unparsed
 
 Progress = Callable[[int, int], None]
@@ -35,20 +35,26 @@ class TaskScore:
     ``prediction`` is the post-processed output (``None`` when the task had no
     prediction: it then scores 0 and counts as missing). ``unparsed`` says the
     task's extracting rule found nothing to extract in the raw output.
-    ``detail`` holds what a sandboxed metric observed (each test's status and
-    the isolation tier), else ``None``.
+    ``detail`` holds what a sandboxed metric observed (the isolation tier,
+    each test's status, the run's ``status`` and its one-line ``failure``),
+    else ``None``.
 
     A task scored on n samples has ``samples`` (one :class:`SampleScore`
     each, in order); ``score`` is then the mean over samples, ``prediction``
     the first sample's, ``unparsed`` true when any sample was unparsed, and
     ``binary`` says whether the metric is right-or-wrong (pass@k applies).
+
+    ``score`` is ``None`` when the sandbox could not run the task's program
+    (or one of its samples'): a ``sandbox_error`` says nothing about the
+    program, so the task has no score, stays out of every mean and of
+    pass@k, and is counted instead (``sandbox_errors``).
     """
 
     task_id: str
     category: str
     metric: str
     post_process: str
-    score: float
+    score: float | None
     prediction: str | None
     unparsed: bool = False
     detail: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
@@ -72,6 +78,13 @@ class TaskScore:
         if self.samples is not None:
             return sum(1 for s in self.samples if s.score == 1.0)
         return int(not self.missing and self.score == 1.0)
+
+    @property
+    def sandbox_errors(self) -> int:
+        """Outputs (samples, or the one output) the sandbox could not run."""
+        if self.samples is not None:
+            return sum(1 for s in self.samples if s.sandbox_error)
+        return int(self.detail is not None and self.detail.get("status") == SANDBOX_ERROR)
 
     def to_dict(self) -> dict[str, Any]:
         """The report row of this task."""
@@ -222,6 +235,14 @@ def _check_samples(task_id: str, output: Sequence[str]) -> tuple[str, ...]:
     return samples
 
 
+def _scored_text(task: TaskSpec, prediction: str) -> str:
+    """What the metric scores: the prediction, or, in the completion protocol (spec
+    v2's ``code_protocol``), the program the task's prompt and the prediction make."""
+    if task.code_protocol == "completion":
+        return task.prompt + prediction
+    return prediction
+
+
 def _score_one(
     task: TaskSpec,
     output: str,
@@ -236,8 +257,12 @@ def _score_one(
         box = _RecordingSandbox(_sandbox_for(allow_code_exec, sandbox))
     rule = reg.post_processor(task.post_process)
     prediction = rule(output)
-    value = _apply(metric, prediction, _check_targets(task.targets), box)
-    detail = None if box is None else _sandbox_detail(task.task_id, box)
+    value: float | None = _apply(
+        metric, _scored_text(task, prediction), _check_targets(task.targets), box
+    )
+    detail = None if box is None else _sandbox_detail(box)
+    if detail is not None and detail["status"] == SANDBOX_ERROR:
+        value = None  # the machine failed, not the program: no score, never a 0
     return SampleScore(prediction, value, unparsed(rule, output), detail)
 
 
@@ -258,15 +283,17 @@ def _assemble(
             first.detail,
             binary=metric.binary,
         )
-    detail = None
+    detail: dict[str, Any] | None = None
     if first.detail is not None and "isolation_tier" in first.detail:
-        detail = {"isolation_tier": first.detail["isolation_tier"]}
+        detail = {"isolation_tier": first.detail["isolation_tier"], **_samples_summary(parts)}
+    values = [p.score for p in parts]
     return TaskScore(
         task.task_id,
         task.category,
         metric.name,
         task.post_process,
-        math.fsum(p.score for p in parts) / len(parts),
+        # One sample without a verdict leaves the task without one (its mean is pass@1).
+        None if None in values else math.fsum(v for v in values if v is not None) / len(parts),
         first.prediction,
         any(p.unparsed for p in parts),
         detail,
@@ -312,13 +339,53 @@ def score_task(
     return _assemble(task, metric, [_score_one(task, output, reg, allow_code_exec, sandbox)], False)
 
 
-def _sandbox_detail(task_id: str, box: _RecordingSandbox) -> dict[str, Any]:
-    statuses = [str(run.status) for result in box.results for run in result.results]
-    if "sandbox_error" in statuses:
-        # A sandbox that could not set itself up is an error, never a silent 0.
-        msg = f"task {task_id!r}: the sandbox failed to run the tests (status sandbox_error)"
-        raise ScoringError(msg)
-    return {"isolation_tier": box.tier, "statuses": statuses}
+def _sandbox_detail(box: _RecordingSandbox) -> dict[str, Any]:
+    """What the sandbox reported for one output: the tier, each test's status, the
+    output's status (``pass``, the first other status, ``sandbox_error`` when any
+    run was one) and the one-line ``failure`` of the first run that did not pass."""
+    runs = [run for result in box.results for run in result.results]
+    statuses = [str(run.status) for run in runs]
+    failed = [run for run in runs if run.status != "pass"]
+    status: str | None = "pass"
+    if not runs:
+        status = None  # the metric ran nothing: its score is all there is
+    elif SANDBOX_ERROR in statuses:
+        status = SANDBOX_ERROR
+    elif failed:
+        status = str(failed[0].status)
+    elif not all(result.passed for result in box.results):
+        status = SANDBOX_ERROR  # fewer runs than tests, all passed: the rest never ran
+    failure = None
+    if status not in ("pass", None):
+        first = next((r for r in failed if r.status == status), failed[0] if failed else None)
+        failure = _one_line_failure(str(status), "" if first is None else str(first.detail))
+    return {"isolation_tier": box.tier, "statuses": statuses, "status": status, "failure": failure}
+
+
+FAILURE_CHARS = 300
+"""The longest failure detail a report row carries (a program's message may be huge)."""
+
+
+def _one_line_failure(status: str, detail: str) -> str:
+    """``status: detail`` on one line, at most :data:`FAILURE_CHARS` characters."""
+    text = " ".join(f"{status}: {detail}".split()) if detail else status
+    return text if len(text) <= FAILURE_CHARS else text[: FAILURE_CHARS - 1] + "…"
+
+
+def _samples_summary(parts: Sequence[SampleScore]) -> dict[str, Any]:
+    """A sampled task's count of ``sandbox_error`` samples and one-line failure summary."""
+    errors = sum(1 for p in parts if p.sandbox_error)
+    not_passed = [
+        (i, p.detail) for i, p in enumerate(parts, 1) if p.detail and p.detail.get("failure")
+    ]
+    failure = None
+    if not_passed:
+        i, detail = not_passed[0]
+        failure = (
+            f"{len(not_passed)} of {len(parts)} samples did not pass; "
+            f"first, sample {i}: {detail['failure']}"
+        )
+    return {"sandbox_errors": errors, "failure": failure}
 
 
 def score_tasks(
@@ -444,7 +511,8 @@ def _score_units(
                 parts[unit[0]].append(result)
                 tick()
         except BaseException:
-            # A sandbox failure ends the run: programs not started yet never start.
+            # An exception (a signal, a broken metric) ends the run: programs not
+            # started yet never start. A sandbox_error is no exception: it is a row.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown()

@@ -1,7 +1,8 @@
 """Which raw outputs an extracting post-process rule could not parse.
 
-An extractor that finds nothing still returns a string (``""``, or the text
-unchanged), and the metric then scores it as a wrong answer. The report counts
+An extractor that finds nothing, or several different answers, still returns
+a string (``""``, or the text unchanged), and the metric then scores it as a
+wrong answer. The report counts
 these outputs per category, so that a broken extractor (or a model that ignores
 the answer format) is not mistaken for a model that answers wrongly.
 
@@ -21,5 +22,6 @@ def extracts(rule: PostProcessRule) -> bool:
 
 
 def unparsed(rule: PostProcessRule, raw: str) -> bool:
-    """True when ``rule`` extracts and found nothing to extract in ``raw``."""
+    """True when ``rule`` extracts and could not decide on ``raw``: it found nothing to
+    extract, or (a rule such as spec v2's ``mcq``) several different answers."""
     return rule.unparsed is not None and bool(rule.unparsed(raw))

@@ -6,19 +6,41 @@ nothing for it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalspec.errors import EvalspecError
-from evalspec.registry.build import Registry, build_registry, default_registry, project_registry
+from evalspec.registry.build import (
+    Registry,
+    build_registry,
+    project_registry,
+    registry_governing,
+)
 from evalspec.registry.project import current_project
 
 
 class TaskFileInvalid(Exception):
     """A task file has invalid lines (or cannot be read); the message lists every error."""
+
+
+ITEM_NAME = "evalspec"
+"""The one test a task file holds: ``data/tasks.jsonl::evalspec``."""
+
+
+class TaskFile(pytest.File):
+    """A task file, collected like a test module: it holds one test, its validation."""
+
+    def __init__(self, *, spec_version: int | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec_version = spec_version
+
+    def collect(self) -> Iterable[pytest.Item]:
+        yield TaskFileItem.from_parent(
+            self, name=ITEM_NAME, task_path=self.path, spec_version=self.spec_version
+        )
 
 
 class TaskFileItem(pytest.Item):
@@ -29,15 +51,22 @@ class TaskFileItem(pytest.Item):
         self.task_path = task_path
         self.spec_version = spec_version
 
+    @property
+    def shown(self) -> str:
+        """The file as its node id names it (relative to the rootdir)."""
+        return self.nodeid.rpartition("::")[0] or self.task_path.as_posix()
+
     def runtest(self) -> None:
         from evalspec.validation.messages import format_error
         from evalspec.validation.validator import iter_validate
 
-        shown = self.name
+        shown = self.shown
         lines: list[str] = []
         total = invalid = 0
         try:
-            for verdict in iter_validate(self.task_path, registry=_registry(self.spec_version)):
+            for verdict in iter_validate(
+                self.task_path, registry=_registry(self.task_path, self.spec_version)
+            ):
                 total += 1
                 invalid += not verdict.ok
                 lines.extend(format_error(shown, e) for e in verdict.errors)
@@ -53,7 +82,7 @@ class TaskFileItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.task_path, None, f"evalspec validate {self.name}"
+        return self.task_path, None, f"evalspec validate {self.shown}"
 
 
 class ConformanceItem(pytest.Item):
@@ -77,34 +106,16 @@ class ConformanceItem(pytest.Item):
         return self.path, None, self.name
 
 
-def _registry(spec_version: int | None) -> Registry:
-    return default_registry(spec_version)
+def _registry(path: Path, spec_version: int | None) -> Registry:
+    # The project governing the file, as for `evalspec validate PATH`: pytest run from
+    # the repository root validates a layout's tasks against the layout's spec.
+    return registry_governing(path, spec_version)
 
 
-def items(
-    session: pytest.Session,
-    tasks: Sequence[tuple[Path, str]],
-    version: int | None,
-    conformance: bool,
-    examples: int | None,
-) -> Iterator[pytest.Item]:
-    """The task-file items (``(path, shown name)`` each), then the conformance items."""
-    for path, shown in tasks:
-        yield TaskFileItem.from_parent(
-            session,
-            name=shown,
-            nodeid=shown,
-            path=path.resolve(),
-            task_path=path,
-            spec_version=version,
-        )
-    if conformance:
-        yield from _conformance_items(session, version, examples)
-
-
-def _conformance_items(
+def conformance_items(
     session: pytest.Session, version: int | None, examples: int | None
 ) -> Iterable[pytest.Item]:
+    """One item per property of each post-process rule and metric in force."""
     try:
         from evalspec.testing.conformance import conformance_cases, installed_registry
 

@@ -6,16 +6,19 @@ Task files as tests
         [pytest]
         evalspec_paths = data/**/*.jsonl
 
-    adds one test per file; it fails with the validator's error list,
-    ``file:line: rule field — message`` for each error. ``--evalspec-spec-version
-    N`` (ini: ``evalspec_spec_version``) picks the spec version.
+    collects one test per file, ``FILE::evalspec`` (``pytest --co`` lists and counts
+    them); it fails with the validator's error list, ``file:line: rule field —
+    message`` for each error, at the spec of the project governing the file (the
+    nearest ``pyproject.toml`` above it). ``--evalspec-spec-version N`` (ini:
+    ``evalspec_spec_version``) picks the spec version.
 
 Plugin conformance
     ``pytest --evalspec-conformance`` adds the property suite of
     :mod:`evalspec.testing.conformance` for every post-process rule and metric of the
     installed and project plugins (newest version, pending ones included;
     with ``--evalspec-spec-version N``, that version in force), one test per
-    property; a failure shows hypothesis's shrunk counterexample.
+    property; a failure shows hypothesis's shrunk counterexample. Without
+    hypothesis installed the option is a usage error that says how to install it.
     ``--evalspec-conformance-examples N`` sets the examples per property.
 
 Fixtures for plugin tests
@@ -102,12 +105,54 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+TASK_FILES = pytest.StashKey[dict[Path, None]]()
+"""The resolved task files this session validates (collected by :func:`pytest_collect_file`)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(plugins=(), spec_version=None, builtins=True, entry_points=False): "
         "the registry the evalspec_registry fixture builds",
     )
+    if config.getoption("evalspec_conformance"):
+        try:
+            import hypothesis  # noqa: F401  (the properties are hypothesis tests)
+        except ImportError:
+            msg = (
+                "--evalspec-conformance needs hypothesis, which is not installed: "
+                "pip install 'evalspec-contract[hypothesis]'"
+            )
+            raise pytest.UsageError(msg) from None
+    paths = _task_paths(config)
+    config.stash[TASK_FILES] = dict.fromkeys(p.resolve() for p in paths)
+    # The task files are collected like test files, so `pytest --co` lists and counts
+    # them and -k, -m, --deselect and the node ids work as for any test. A file named
+    # twice, or also found below a directory argument, is collected once (pytest's
+    # duplicate-path rule).
+    config.args.extend(str(p) for p in paths if not _among_args(p, config))
+
+
+def _among_args(path: Path, config: pytest.Config) -> bool:
+    """Whether pytest collects ``path`` already: it is, or is below, a path argument."""
+    here = Path(config.invocation_params.dir)
+    target = path.resolve()
+    for arg in config.args:
+        given = (here / arg.split("::", 1)[0]).resolve()
+        if target == given or given in target.parents:
+            return True
+    return False
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A task file this session validates: one test, ``FILE::evalspec``."""
+    if file_path.resolve() not in parent.config.stash.get(TASK_FILES, {}):
+        return None
+    from evalspec.testing.pytest_items import TaskFile
+
+    version = _spec_version(parent.config)
+    collector: pytest.Collector = TaskFile.from_parent(parent, path=file_path, spec_version=version)
+    return collector
 
 
 def _spec_version(config: pytest.Config) -> int | None:
@@ -139,28 +184,17 @@ def _task_paths(config: pytest.Config) -> list[Path]:
     return list(unique.values())
 
 
-def _shown(path: Path, config: pytest.Config) -> str:
-    try:
-        return Path(os.path.relpath(path.resolve(), config.rootpath)).as_posix()
-    except ValueError:  # another drive on Windows
-        return path.as_posix()
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     # tryfirst, so that -k and -m deselect among these items too.
-    paths = _task_paths(config)
-    conformance = bool(config.getoption("evalspec_conformance"))
-    if not paths and not conformance:
+    if not config.getoption("evalspec_conformance"):
         return  # nothing asked for: nothing of evalspec is imported
     from evalspec.testing import pytest_items
 
-    tasks = [(path, _shown(path, config)) for path in paths]
     examples = config.getoption("evalspec_conformance_examples")
-    version = _spec_version(config)
-    items.extend(pytest_items.items(session, tasks, version, conformance, examples))
+    items.extend(pytest_items.conformance_items(session, _spec_version(config), examples))
 
 
 # -- fixtures ------------------------------------------------------------------------------

@@ -203,13 +203,24 @@ def valid_tasks(
         for rule in spec.categories[name].post_processes
     )
     targets = {name: targets_for(spec.categories[name]) for name in names}
-    return _tasks(st.sampled_from(triples), targets)
+    # Each optional field a migration added (spec v2's preamble, code_protocol), left
+    # out or drawn: one of its choices, else any text; only where its categories allow.
+    optional = {
+        name: [
+            (field.name, st.none() | (st.sampled_from(field.choices) if field.choices else _TEXT))
+            for field in spec.fields.values()
+            if not field.categories or name in field.categories
+        ]
+        for name in names
+    }
+    return _tasks(st.sampled_from(triples), targets, optional)
 
 
 # Built once: constructing strategies inside a draw costs more than drawing from them.
 _EXAMPLES = st.none() | few_shot_examples()
 _METADATA = st.none() | metadata()
 _TASK_IDS = task_ids()
+_TEXT = json_text(max_size=80)
 _PROMPT_TEXT = json_text(min_size=1, max_size=80).filter(
     lambda p: bool(p.strip()) and not p[-1].isspace()
 )
@@ -220,6 +231,7 @@ def _tasks(
     draw: st.DrawFn,
     triples: st.SearchStrategy[tuple[str, str, str]],
     targets: Mapping[str, st.SearchStrategy[list[str]]],
+    optional: Mapping[str, list[tuple[str, st.SearchStrategy[str | None]]]],
 ) -> Task:
     category, metric, rule = draw(triples)
     examples = draw(_EXAMPLES)
@@ -240,6 +252,10 @@ def _tasks(
     meta = draw(_METADATA)
     if meta is not None:
         task["metadata"] = meta
+    for name, values in optional[category]:
+        value = draw(values)
+        if value is not None:
+            task[name] = value
     return task
 
 
@@ -456,6 +472,32 @@ def _mcq_target(spec: SpecVersion, registry: Registry | None) -> st.SearchStrate
     return st.sampled_from(cats).flatmap(for_category)
 
 
+def _field_rule(spec: SpecVersion, registry: Registry | None, rule: str) -> st.SearchStrategy[Task]:
+    """A valid task carrying an optional field (an ``AddField``) with a value it may not hold
+    (``bad_field_value``) or in a category that may not carry it (``illegal_field``)."""
+    cases: list[tuple[str, str]] = []  # (category, field)
+    for field in spec.fields.values():
+        allowed = field.categories or tuple(spec.categories)
+        if rule == "bad_field_value" and field.choices:
+            cases += [(c, field.name) for c in allowed if c in spec.categories]
+        elif rule == "illegal_field" and field.categories:
+            cases += [(c, field.name) for c in spec.categories if c not in field.categories]
+    if not cases:
+        raise StrategyError(f"spec version {spec.version} has no optional field to break {rule}")
+
+    def for_case(case: tuple[str, str]) -> st.SearchStrategy[Task]:
+        category, name = case
+        field = spec.fields[name]
+        if rule == "bad_field_value":
+            values = json_text().filter(lambda v: v not in field.choices)
+        else:
+            values = st.sampled_from(field.choices) if field.choices else json_text()
+        tasks = valid_tasks(registry, spec.version, categories=[category])
+        return st.tuples(tasks, values).map(lambda p: {**p[0], name: p[1]})
+
+    return st.sampled_from(sorted(cases)).flatmap(for_case)
+
+
 def _duplicate_task_id(task: Task) -> st.SearchStrategy[bytes]:
     return st.just(task).map(lambda t: _line(t) + b"\n" + _line(t) + b"\n")
 
@@ -480,6 +522,8 @@ def broken_tasks(
         return _pair_rule(spec, registry, rule)
     if rule == "mcq_target":
         return _mcq_target(spec, registry)
+    if rule in ("bad_field_value", "illegal_field"):
+        return _field_rule(spec, registry, rule)
     mutations: dict[str, Callable[[Task], st.SearchStrategy[Any]]] = {
         "invalid_json": _invalid_json,
         "duplicate_key": _duplicate_key,

@@ -107,12 +107,19 @@ def _wrong_type(field: str, expected: str, value: Any) -> LineProblem:
 # -- stage 2 -----------------------------------------------------------------
 
 
-def _check_fields(obj: Mapping[str, Any]) -> list[LineProblem]:
+def _check_fields(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
     problems: list[LineProblem] = []
-    unknown = [k for k in obj if k not in FIELDS]
+    known = FIELDS + tuple(spec.fields) if spec.fields else FIELDS
+    unknown = [k for k in obj if k not in known]
     for key in unknown:
-        msg = f"unknown field {_show(key)}: a task has only {', '.join(FIELDS)}"
-        problems.append(("unknown_field", key, msg + _suggest(key, FIELDS)))
+        msg = f"unknown field {_show(key)}: a task has only {', '.join(known)}"
+        later = spec.added_in_later("field", key) if isinstance(key, str) else None
+        if later is not None:
+            msg += f"; {key!r} was added in spec version {later} (validate with --spec-version "
+            msg += f"{later})"
+        else:
+            msg += _suggest(key, known)
+        problems.append(("unknown_field", key, msg))
     for field in REQUIRED_FIELDS:
         if field not in obj:
             msg = f"required field {field!r} is missing"
@@ -126,8 +133,11 @@ def _check_fields(obj: Mapping[str, Any]) -> list[LineProblem]:
 # -- stage 3 -----------------------------------------------------------------
 
 
-def _check_types(obj: Mapping[str, Any]) -> list[LineProblem]:
+def _check_types(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
     problems: list[LineProblem] = []
+    for field in spec.fields:
+        if field in obj and not isinstance(obj[field], str):
+            problems.append(_wrong_type(field, "a string", obj[field]))
     for field in ("task_id", "category", "prompt", "metric_name"):
         if not isinstance(obj[field], str):
             problems.append(_wrong_type(field, "a string", obj[field]))
@@ -180,10 +190,51 @@ def _unknown_name(kind: str, field: str, rule: str, value: str, spec: AnySpec) -
     later = spec.added_in_later(kind, value)
     msg = f"{field} {_show(value)} is not in spec version {spec.version}"
     if later is not None:
-        msg += f"; it was added in spec version {later} (validate with --spec-version {later})"
+        msg += f"; it was added in spec version {later} ({LATER_VERSION_FIX.format(version=later)})"
     else:
-        msg += f" (known: {', '.join(table)})" + _suggest(value, table)
+        hint = _alias_hint(kind, value, tuple(table)) or _suggest(value, table)
+        msg += f" (known: {', '.join(table)})" + hint
     return (rule, field, msg)
+
+
+LATER_VERSION_FIX = "validate with --spec-version {version}"
+"""How a message about a name a later spec version adds says to use that version.
+``evalspec lint`` words it as its own fix (the data card's ``spec_version``)."""
+
+_MAX_ALIAS = 100
+"""Longer names are not looked up among the aliases (a hostile line's megabyte name)."""
+
+
+def _alias_hint(kind: str, value: str, names: tuple[str, ...]) -> str:
+    """``; did you mean 'code_exec'? ...`` when ``value`` is an alias the registered
+    category or metric of that name declares (``Metric.aliases``); else ``""``."""
+    if kind == "post_process" or len(value) > _MAX_ALIAS:
+        return ""
+    from evalspec.io.governing import governing_directory
+
+    return _alias_hint_in(governing_directory(), kind, value, names)
+
+
+@functools.lru_cache(maxsize=256)
+def _alias_hint_in(project_dir: str, kind: str, value: str, names: tuple[str, ...]) -> str:
+    # Only for an invalid line, so the registry (plugins, attrs) is loaded only then;
+    # the project directory is part of the key because its plugins declare aliases too.
+    from fnmatch import fnmatchcase
+
+    from evalspec.errors import EvalspecError
+    from evalspec.registry.build import default_registry
+
+    try:
+        registry = default_registry()
+    except EvalspecError:
+        return ""  # a hint never turns a verdict into an error of its own
+    entries: Mapping[str, Any] = registry.categories if kind == "category" else registry.metrics
+    folded = value.lower()
+    for name, entry in entries.items():
+        if name in names and any(fnmatchcase(folded, a.lower()) for a in entry.aliases):
+            note = f" {entry.alias_hint}" if entry.alias_hint else ""
+            return f"; did you mean {name!r}?{note}"
+    return ""
 
 
 def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
@@ -198,10 +249,22 @@ def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
         )
     prompt: str = obj["prompt"]
     examples = obj.get("few_shot_examples", [])
+    for field in spec.fields.values():
+        value = obj.get(field.name)
+        if value is not None and field.choices and value not in field.choices:
+            problems.append(
+                (
+                    "bad_field_value",
+                    field.name,
+                    f"{field.name} {_show(value)} is not one of {', '.join(field.choices)}"
+                    + _suggest(value, field.choices),
+                )
+            )
+    waived = _waived(obj, spec) if spec.waivers else ()
     if not prompt.strip():
         problems.append(("empty_prompt", "prompt", "prompt is empty or whitespace only"))
     else:
-        if prompt[-1].isspace():
+        if prompt[-1].isspace() and "prompt_trailing_whitespace" not in waived:
             problems.append(
                 (
                     "prompt_trailing_whitespace",
@@ -264,6 +327,16 @@ def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
     return problems
 
 
+def _waived(obj: Mapping[str, Any], spec: AnySpec) -> tuple[str, ...]:
+    """The field rules a :class:`~evalspec.versions.WaiveFieldRule` lifts for this task."""
+    category = obj["category"]
+    return tuple(
+        rule
+        for rule, in_category, field, value in spec.waivers
+        if category == in_category and obj.get(field) == value
+    )
+
+
 # -- stage 5 -----------------------------------------------------------------
 
 
@@ -288,6 +361,16 @@ def _check_pairs(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
                 f"(allowed: {', '.join(cat.post_processes)})",
             )
         )
+    for field in spec.fields.values():
+        if field.name in obj and field.categories and cat.name not in field.categories:
+            problems.append(
+                (
+                    "illegal_field",
+                    field.name,
+                    f"category {cat.name!r} does not allow field {field.name!r} "
+                    f"(only {', '.join(field.categories)} may carry it)",
+                )
+            )
     if cat.single_target_from:
         targets = obj["targets"]
         if len(targets) != 1 or targets[0] not in cat.single_target_from:
@@ -306,12 +389,8 @@ def check_object(obj: Any, spec: AnySpec) -> list[LineProblem]:
     """Stages 2-5 on a decoded value; the problems of the first stage that fails."""
     if not isinstance(obj, dict):
         return [("not_object", None, f"a task is a JSON object, found {_json_type(obj)}")]
-    for stage in (_check_fields, _check_types):
-        problems = stage(obj)
-        if problems:
-            return problems
-    for stage2 in (_check_rules, _check_pairs):
-        problems = stage2(obj, spec)
+    for stage in (_check_fields, _check_types, _check_rules, _check_pairs):
+        problems = stage(obj, spec)
         if problems:
             return problems
     return []

@@ -3,8 +3,10 @@
 For editors (a ``$schema``-aware editor completes and checks task lines) and
 for tools in other languages. The schema states the fields, their types, the
 names of the version table as enums, the few-shot bound, no extra keys, the
-category pair table as ``if``/``then`` conditionals, and the single-letter
-target of single-target categories such as ``mcq``. ``str.isspace`` is
+category pair table as ``if``/``then`` conditionals, the single-letter
+target of single-target categories such as ``mcq``, and the optional fields
+a spec version added (their choices, the categories that may carry them, and
+the field rules a ``WaiveFieldRule`` lifts, as conditionals). ``str.isspace`` is
 spelled out as an explicit character class, so "no whitespace" means exactly
 what it means to the validator.
 
@@ -96,13 +98,37 @@ def task_schema(
         "few_shot_examples": {"type": "array", "items": example, "maxItems": MAX_FEW_SHOT},
         "metadata": {"type": "object"},
     }
+    for field in spec.fields.values():
+        properties[field.name] = {"type": "string"}
+        if field.choices:
+            properties[field.name]["enum"] = list(field.choices)
     pairs: list[dict[str, Any]] = []
+    waived = [
+        {
+            "properties": {"category": {"const": category}, field: {"const": value}},
+            "required": ["category", field],
+        }
+        for rule, category, field, value in sorted(spec.waivers)
+        if rule == "prompt_trailing_whitespace"
+    ]
+    waiver: dict[str, Any] = {}
+    if waived:  # the trailing-whitespace rule holds for every task the waivers do not name
+        trailing = properties["prompt"].pop("not")
+        waiver = {
+            "if": {"not": {"anyOf": waived}},
+            "then": {"properties": {"prompt": {"not": trailing}}},
+        }
     for name in sorted(spec.categories):
         cat = spec.categories[name]
         then: dict[str, Any] = {
             "metric_name": {"enum": sorted(cat.metrics)},
             "post_process": {"enum": sorted(cat.post_processes)},
         }
+        forbidden = [
+            f.name for f in spec.fields.values() if f.categories and name not in f.categories
+        ]
+        for field_name in forbidden:
+            then[field_name] = False
         if cat.single_target_from:
             then["targets"] = {
                 "minItems": 1,
@@ -126,6 +152,7 @@ def task_schema(
         "required": list(REQUIRED_FIELDS),
         "additionalProperties": False,
         "allOf": pairs,
+        **waiver,
     }
 
 

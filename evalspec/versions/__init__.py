@@ -16,6 +16,7 @@ migrations, which versions are in force), :mod:`~evalspec.authoring.check`
 
 from evalspec.versions.migration import (
     AddCategory,
+    AddField,
     AddMetric,
     AddPostProcess,
     BindMetric,
@@ -23,11 +24,20 @@ from evalspec.versions.migration import (
     Deprecate,
     Migration,
     Operation,
+    WaiveFieldRule,
 )
-from evalspec.versions.table import CategoryPairs, SpecVersion, check_bindings, order_chain, replay
+from evalspec.versions.table import (
+    CategoryPairs,
+    OptionalField,
+    SpecVersion,
+    check_bindings,
+    order_chain,
+    replay,
+)
 
 __all__ = [
     "AddCategory",
+    "AddField",
     "AddMetric",
     "AddPostProcess",
     "BindMetric",
@@ -36,7 +46,9 @@ __all__ = [
     "Deprecate",
     "Migration",
     "Operation",
+    "OptionalField",
     "SpecVersion",
+    "WaiveFieldRule",
     "check_bindings",
     "order_chain",
     "replay",

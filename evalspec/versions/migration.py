@@ -13,7 +13,9 @@ from typing import Any
 
 import attrs
 
+from evalspec.fields import FIELDS
 from evalspec.model import _is_name
+from evalspec.rules import WAIVABLE
 
 PLACEHOLDER = "TODO: "
 """What ``evalspec spec new``'s descriptions start with, until the author writes them.
@@ -109,8 +111,68 @@ class Deprecate:
     reason: str = ""
 
 
-Operation = AddMetric | AddPostProcess | AddCategory | BindMetric | BindPostProcess | Deprecate
+def _not_a_core_field(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value in FIELDS:
+        msg = f"{attribute.name} {value!r} is one of the task's own fields ({', '.join(FIELDS)})"
+        raise ValueError(msg)
+
+
+@attrs.frozen
+class AddField:
+    """Declare an optional task field holding a string, from this version on.
+
+    A task may leave the field out; when it has it, the value is a string
+    and, if ``choices`` is not empty, one of them (``choices[0]`` is what a
+    task without the field means; the code reading the field applies it).
+    ``categories``, when not empty, are the only categories whose tasks may
+    carry it (each is added by this migration or an earlier one). Before
+    this version the field is an ``unknown_field``. ``fixtures`` (relative to
+    the migration's ``fixture_dir``) hold tasks that use the field: they
+    validate from this version on, and would not before it.
+    """
+
+    name: str = attrs.field(validator=[_is_name, _not_a_core_field])
+    fixtures: tuple[str, ...] = attrs.field(converter=_names)
+    description: str = ""
+    choices: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    categories: tuple[str, ...] = attrs.field(default=(), converter=_names)
+
+
+@attrs.frozen
+class WaiveFieldRule:
+    """Lift one field rule for the tasks of a category whose field has a given value.
+
+    A field rule of the validator (one of :data:`evalspec.rules.WAIVABLE`)
+    stops applying, from this version on, to tasks of ``category`` whose
+    optional ``field`` (an :class:`AddField` of this migration or an earlier
+    one) is ``value``; every other task is checked as before. This is how a
+    version says "a completion-protocol prompt may end in its newline"
+    without loosening the rule for anyone else. ``fixtures`` hold tasks the
+    waiver admits: they validate from this version on and break ``rule``
+    without it.
+    """
+
+    rule: str = attrs.field(validator=attrs.validators.in_(WAIVABLE))
+    category: str = attrs.field(validator=_is_name)
+    field: str = attrs.field(validator=_is_name)
+    value: str = attrs.field(validator=attrs.validators.instance_of(str))
+    fixtures: tuple[str, ...] = attrs.field(converter=_names)
+    description: str = ""
+
+
+Operation = (
+    AddMetric
+    | AddPostProcess
+    | AddCategory
+    | BindMetric
+    | BindPostProcess
+    | Deprecate
+    | AddField
+    | WaiveFieldRule
+)
 Binding = BindMetric | BindPostProcess
+WITH_FIXTURES = (AddCategory, BindMetric, BindPostProcess, AddField, WaiveFieldRule)
+"""The operations that ship fixture files."""
 
 
 def _operations(value: Iterable[Operation]) -> tuple[Operation, ...]:
@@ -121,8 +183,8 @@ def _operations(value: Iterable[Operation]) -> tuple[Operation, ...]:
 class Migration:
     """One spec version: its number, its parent, a message and its operations.
 
-    ``fixture_dir`` is where the fixture paths of its ``AddCategory``,
-    ``BindMetric`` and ``BindPostProcess`` operations are resolved (a
+    ``fixture_dir`` is where the fixture paths of its operations
+    (:data:`WITH_FIXTURES`) are resolved (a
     directory or an ``importlib.resources`` traversable; a project's migration
     file defaults to its migrations directory); ``origin`` says where the
     migration came from, for messages. The lock's checksum covers the
@@ -143,7 +205,7 @@ class Migration:
         """Each fixture path the migration names, once, with its bytes."""
         seen: set[str] = set()
         for op in self.operations:
-            if isinstance(op, (AddCategory, BindMetric, BindPostProcess)):
+            if isinstance(op, WITH_FIXTURES):
                 for rel in op.fixtures:
                     if rel in seen:
                         continue

@@ -14,13 +14,19 @@ import attrs
 from evalspec.errors import ChainError, MigrationError, SpecVersionError
 from evalspec.versions.migration import (
     AddCategory,
+    AddField,
     AddMetric,
     AddPostProcess,
     BindMetric,
     BindPostProcess,
     Deprecate,
     Migration,
+    WaiveFieldRule,
 )
+
+Waiver = tuple[str, str, str, str]
+"""``(rule, category, field, value)``: ``rule`` does not apply to the tasks of
+``category`` whose ``field`` is ``value`` (a :class:`WaiveFieldRule`)."""
 
 
 @attrs.frozen
@@ -35,6 +41,16 @@ class CategoryPairs:
     single_target_from: tuple[str, ...] = ()
     bound: tuple[tuple[str, str, int], ...] = ()
     """``(kind, name, version)`` for each metric or rule a later migration bound to it."""
+
+
+@attrs.frozen
+class OptionalField:
+    """An optional string field a migration added (:class:`AddField`), as in force."""
+
+    name: str
+    choices: tuple[str, ...]
+    categories: tuple[str, ...]
+    added_in: int
 
 
 @attrs.frozen(repr=False)
@@ -53,7 +69,10 @@ class SpecVersion:
     post_processes: Mapping[str, int]
     deprecated: frozenset[tuple[str, str]]
     later: Mapping[tuple[str, str], int]
-    """``(kind, name) -> version`` for names a *later* version adds."""
+    """``(kind, name) -> version`` for names a *later* version adds (kind ``field`` included)."""
+    fields: Mapping[str, OptionalField] = MappingProxyType({})
+    """The optional fields migrations added, in the order they were added."""
+    waivers: frozenset[Waiver] = frozenset()
 
     def added_in_later(self, kind: str, name: str) -> int | None:
         return self.later.get((kind, name))
@@ -153,6 +172,8 @@ def replay(chain: tuple[Migration, ...], version: int | None = None) -> SpecVers
     rules: dict[str, int] = {}
     deprecated: set[tuple[str, str]] = set()
     later: dict[tuple[str, str], int] = {}
+    fields: dict[str, OptionalField] = {}
+    waivers: set[Waiver] = set()
     for mig in chain:
         in_force = mig.version <= target
         for op in mig.operations:
@@ -180,6 +201,19 @@ def replay(chain: tuple[Migration, ...], version: int | None = None) -> SpecVers
                 categories[op.category] = _bind(categories, op, where, mig.version)
             elif isinstance(op, Deprecate) and in_force:
                 deprecated.add((op.kind, op.name))
+            elif isinstance(op, AddField):
+                if op.name in fields or ("field", op.name) in later:
+                    raise MigrationError(f"{where}: field {op.name!r} is added twice")
+                if not in_force:
+                    later[("field", op.name)] = mig.version
+                    continue
+                for cat_name in op.categories:
+                    if cat_name not in categories:
+                        msg = f"{where}: field {op.name!r} names category {cat_name!r}, "
+                        raise MigrationError(msg + "which is not in force")
+                fields[op.name] = OptionalField(op.name, op.choices, op.categories, mig.version)
+            elif isinstance(op, WaiveFieldRule) and in_force:
+                waivers.add(_waiver(op, categories, fields, where))
     return SpecVersion(
         version=target,
         categories=MappingProxyType(categories),
@@ -187,7 +221,29 @@ def replay(chain: tuple[Migration, ...], version: int | None = None) -> SpecVers
         post_processes=MappingProxyType(rules),
         deprecated=frozenset(deprecated),
         later=MappingProxyType(later),
+        fields=MappingProxyType(fields),
+        waivers=frozenset(waivers),
     )
+
+
+def _waiver(
+    op: WaiveFieldRule,
+    categories: Mapping[str, CategoryPairs],
+    fields: Mapping[str, OptionalField],
+    where: str,
+) -> Waiver:
+    what = f"{where}: waiving {op.rule!r} for category {op.category!r}"
+    if op.category not in categories:
+        raise MigrationError(f"{what}: the category is not in force")
+    field = fields.get(op.field)
+    if field is None:
+        raise MigrationError(f"{what}: field {op.field!r} is not added by this or an earlier one")
+    if field.choices and op.value not in field.choices:
+        msg = f"{what}: {op.value!r} is not one of field {op.field!r}'s {', '.join(field.choices)}"
+        raise MigrationError(msg)
+    if field.categories and op.category not in field.categories:
+        raise MigrationError(f"{what}: field {op.field!r} is not allowed in that category")
+    return (op.rule, op.category, op.field, op.value)
 
 
 def _bind(

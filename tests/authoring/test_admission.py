@@ -30,9 +30,13 @@ def v1(registry: Registry) -> Migration:
 
 
 def v2(*operations: Operation, fixture_dir: Path | None = None) -> Migration:
+    # The example's operations as the version right after v1 (the example plugin
+    # itself follows the built-in spec version 2).
     return attrs.evolve(
-        example_plugin.V2,
-        operations=operations or example_plugin.V2.operations,
+        example_plugin.V3,
+        version=2,
+        parent=1,
+        operations=operations or example_plugin.V3.operations,
         fixture_dir=fixture_dir or example_plugin.FIXTURES,
         origin="the example",
     )
@@ -44,7 +48,7 @@ def translation(
     post_processes: tuple[str, ...] | None = None,
     fixtures: tuple[str, ...] | None = None,
 ) -> AddCategory:
-    base = example_plugin.V2.operations[2]
+    base = example_plugin.V3.operations[2]
     assert isinstance(base, AddCategory)
     return AddCategory(
         base.name,
@@ -161,7 +165,7 @@ def test_fixture_errors_are_capped_per_file(v1: Migration, tmp_path: Path) -> No
 
 
 def test_orphan_metric_is_refused(v1: Migration) -> None:
-    found = messages(v1, v2(*example_plugin.V2.operations, AddMetric("bleurt")))
+    found = messages(v1, v2(*example_plugin.V3.operations, AddMetric("bleurt")))
     assert found == [
         f"{WHERE}: metric 'bleurt' is added but no category binds it: an orphan cannot be used "
         "by any task; bind it in an AddCategory, BindMetric or BindPostProcess of this migration"
@@ -169,7 +173,7 @@ def test_orphan_metric_is_refused(v1: Migration) -> None:
 
 
 def test_orphan_rule_is_refused(v1: Migration) -> None:
-    found = messages(v1, v2(*example_plugin.V2.operations, AddPostProcess("upper")))
+    found = messages(v1, v2(*example_plugin.V3.operations, AddPostProcess("upper")))
     assert found == [
         f"{WHERE}: post-process rule 'upper' is added but no category binds it: an orphan cannot "
         "be used by any task; bind it in an AddCategory, BindMetric or BindPostProcess of "
@@ -178,19 +182,19 @@ def test_orphan_rule_is_refused(v1: Migration) -> None:
 
 
 def test_a_name_added_twice_is_refused(v1: Migration) -> None:
-    found = messages(v1, v2(*example_plugin.V2.operations, AddMetric("exact_match")))
+    found = messages(v1, v2(*example_plugin.V3.operations, AddMetric("exact_match")))
     assert found == [f"{WHERE}: metric 'exact_match' is added twice (also by migration 1)"]
 
 
 def test_deprecating_an_unknown_name_is_refused(v1: Migration) -> None:
-    found = messages(v1, v2(*example_plugin.V2.operations, Deprecate("metric", "bleurt")))
+    found = messages(v1, v2(*example_plugin.V3.operations, Deprecate("metric", "bleurt")))
     assert found == [
         f"{WHERE}: deprecates metric 'bleurt', which neither this migration nor an earlier one adds"
     ]
 
 
 def test_deprecating_a_known_name_passes(v1: Migration) -> None:
-    assert messages(v1, v2(*example_plugin.V2.operations, Deprecate("metric", "bleu_4"))) == []
+    assert messages(v1, v2(*example_plugin.V3.operations, Deprecate("metric", "bleu_4"))) == []
 
 
 def test_a_migration_without_operations_is_refused(v1: Migration) -> None:

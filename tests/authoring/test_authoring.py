@@ -33,13 +33,13 @@ def test_an_existing_fixture_is_copied_not_stubbed(
         post_processes=["none"],
         fixture=str(mine),
     )
-    assert made.version == 2 and not made.fixture_written
+    assert made.version == 3 and not made.fixture_written
     assert made.fixture_file.read_bytes() == mine.read_bytes()
     assert made.fixture_file == project.migrations / "fixtures" / "mine.jsonl"  # type: ignore[operator]
     loaded = project.load_migrations()
-    assert [m.version for m in loaded] == [2]
-    assert loaded[0].parent == 1
-    assert loaded[0].origin == "spec/migrations/0002_translation.py"
+    assert [m.version for m in loaded] == [3]
+    assert loaded[0].parent == 2
+    assert loaded[0].origin == "spec/migrations/0003_translation.py"
     assert loaded[0].read_fixture("fixtures/mine.jsonl") == mine.read_bytes()
     assert not any("write the fixture tasks" in t for t in made.todo)
 
@@ -73,8 +73,8 @@ def test_an_existing_migration_file_is_not_overwritten(
 ) -> None:
     assert project.migrations is not None
     project.migrations.mkdir(parents=True)
-    (project.migrations / "0002_translation.py").write_text("# mine\n", encoding="utf-8")
-    with pytest.raises(ProjectConfigError, match=r"0002_translation\.py already exists"):
+    (project.migrations / "0003_translation.py").write_text("# mine\n", encoding="utf-8")
+    with pytest.raises(ProjectConfigError, match=r"0003_translation\.py already exists"):
         scaffold_migration(
             project, registry.chain, category="translation", metrics=["f1"], post_processes=["none"]
         )

@@ -1,4 +1,4 @@
-"""The worked example, kept as a test: spec version 2 adds category ``translation``.
+"""The worked example, kept as a test: spec version 3 adds category ``translation``.
 
 ``tests/example_plugin`` contributes the migration (category ``translation``,
 metric ``chrf``, post-process rule ``collapse_whitespace``, one fixture) and
@@ -54,9 +54,9 @@ class Variant:
 
 
 def without(kind: str, name: str) -> Migration:
-    """The example's v2 with one entry taken out of the migration."""
+    """The example's v3 with one entry taken out of the migration."""
     ops = []
-    for op in example_plugin.V2.operations:
+    for op in example_plugin.V3.operations:
         if isinstance(op, AddCategory):
             op = AddCategory(
                 op.name,
@@ -68,7 +68,7 @@ def without(kind: str, name: str) -> Migration:
         elif getattr(op, "name", None) == name:
             continue
         ops.append(op)
-    return attrs.evolve(example_plugin.V2, operations=tuple(ops))
+    return attrs.evolve(example_plugin.V3, operations=tuple(ops))
 
 
 def check(
@@ -81,7 +81,7 @@ def check(
 
 
 def test_v2_validates_the_translation_fixture(example_registry: Registry) -> None:
-    assert example_registry.version == 2
+    assert example_registry.version == 3
     result = validate_file(FIXTURE, registry=example_registry)
     assert result.ok and result.valid == 2
 
@@ -92,16 +92,16 @@ def test_v1_rejects_it_saying_when_translation_was_added(example_registry: Regis
     first = result.errors[0]
     assert first.rule == "unknown_category"
     assert first.message == (
-        'category "translation" is not in spec version 1; it was added in spec version 2 '
-        "(validate with --spec-version 2)"
+        'category "translation" is not in spec version 1; it was added in spec version 3 '
+        "(validate with --spec-version 3)"
     )
 
 
 def test_the_example_passes_spec_check_and_is_pending(builtin_plugins: list[object]) -> None:
-    report = check(builtin_plugins, example_plugin.V2)
+    report = check(builtin_plugins, example_plugin.V3)
     assert report.ok, report.problems
-    assert report.released == 1 and report.head == 2
-    assert report.notes[0].startswith("spec version 2 (plugin ")
+    assert report.released == 2 and report.head == 3
+    assert report.notes[0].startswith("spec version 3 (plugin ")
 
 
 @pytest.mark.parametrize(
@@ -110,19 +110,19 @@ def test_the_example_passes_spec_check_and_is_pending(builtin_plugins: list[obje
         (
             "metric",
             "chrf",
-            "migration 2 (from plugin {owner}): fixture 'translation.jsonl' line 1 does not "
-            "validate under spec version 2: unknown_metric metric_name",
+            "migration 3 (from plugin {owner}): fixture 'translation.jsonl' line 1 does not "
+            "validate under spec version 3: unknown_metric metric_name",
         ),
         (
             "rule",
             "collapse_whitespace",
-            "migration 2 (from plugin {owner}): fixture 'translation.jsonl' line 1 does not "
-            "validate under spec version 2: unknown_post_process post_process",
+            "migration 3 (from plugin {owner}): fixture 'translation.jsonl' line 1 does not "
+            "validate under spec version 3: unknown_post_process post_process",
         ),
         (
             "fixture",
             "translation.jsonl",
-            "migration 2 (from plugin {owner}): category 'translation' is added without a "
+            "migration 3 (from plugin {owner}): category 'translation' is added without a "
             "fixture: list at least one file of its tasks in fixtures=(...)",
         ),
     ],
@@ -133,7 +133,7 @@ def test_removing_a_piece_is_refused_precisely(
     variant = without(kind, name)
     report = check(builtin_plugins, variant)
     assert not report.ok
-    owner = report.migrations[1].origin.removeprefix("plugin ")
+    owner = report.migrations[-1].origin.removeprefix("plugin ")
     messages = [p.message for p in report.problems]
     assert any(m.startswith(message.format(owner=owner)) for m in messages), messages
     if kind != "fixture":  # the implementation outlives its declaration: also an error
@@ -165,12 +165,12 @@ def test_editing_the_locked_example_is_caught(
 ) -> None:
     lock = tmp_path / "evalspec.lock"
     lock.write_text(lock_chain(example_registry.chain, "evalspec.lock").to_json())
-    assert check(builtin_plugins, example_plugin.V2, lock).ok
-    edited = attrs.evolve(example_plugin.V2, message="Add category translation (reworded)")
+    assert check(builtin_plugins, example_plugin.V3, lock).ok
+    edited = attrs.evolve(example_plugin.V3, message="Add category translation (reworded)")
     report = check(builtin_plugins, edited, lock)
     (problem,) = report.problems
-    assert problem.check == "lock" and problem.version == 2
-    assert "spec version 2 (plugin " in problem.message
+    assert problem.check == "lock" and problem.version == 3
+    assert "spec version 3 (plugin " in problem.message
     assert "was edited after release" in problem.message
 
 

@@ -49,7 +49,7 @@ def test_validate_json_output() -> None:
     doc = json.loads(r.stdout)
     good, bad = doc["files"]
     assert (good["total"], good["valid"], good["invalid"], good["errors"]) == (10, 10, 0, [])
-    assert bad["total"] == bad["valid"] + bad["invalid"] == 22
+    assert bad["total"] == bad["valid"] + bad["invalid"] == 24
     assert {e["rule"] for e in bad["errors"]} == set(RULES)
     assert set(bad["errors"][0]) == {"line", "rule", "field", "message", "task_id", "text"}
 
@@ -195,7 +195,7 @@ def test_control_characters_in_a_field_or_path_cannot_forge_output_lines(tmp_pat
     assert text[1] == f"{json.dumps(str(odd))}: 1 task, 0 valid, 1 invalid"
     # A printable field or path is shown as it is.
     plain = evalspec("validate", str(BAD)).stdout.splitlines()
-    assert plain[-1] == f"{BAD}: 22 tasks, 1 valid, 21 invalid"
+    assert plain[-1] == f"{BAD}: 24 tasks, 1 valid, 23 invalid"
 
 
 @pytest.mark.parametrize(

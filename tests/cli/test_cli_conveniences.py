@@ -52,7 +52,7 @@ def test_validate_reads_standard_input_for_dash() -> None:
     r = evalspec("validate", "-", stdin=BAD.read_bytes())
     assert r.returncode == 1
     assert "<stdin>:8: unknown_category category" in r.stdout
-    assert r.stdout.splitlines()[-1] == "<stdin>: 22 tasks, 1 valid, 21 invalid"
+    assert r.stdout.splitlines()[-1] == "<stdin>: 24 tasks, 1 valid, 23 invalid"
     piped = evalspec("validate", "-", str(GOOD), stdin=_first_lines(1))
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout.splitlines() == [
@@ -123,7 +123,7 @@ def test_a_directory_stands_for_its_jsonl_files_recursively_sorted(tmp_path: Pat
     assert r.returncode == 1
     summaries = [line for line in r.stdout.splitlines() if " valid, " in line]
     assert summaries == [
-        f"{tmp_path}/a/deep/x.jsonl: 22 tasks, 1 valid, 21 invalid",
+        f"{tmp_path}/a/deep/x.jsonl: 24 tasks, 1 valid, 23 invalid",
         f"{tmp_path}/a/y.jsonl: 3 tasks, 3 valid, 0 invalid",
         f"{tmp_path}/b/z.jsonl: 10 tasks, 10 valid, 0 invalid",
     ]

@@ -168,3 +168,45 @@ def test_a_dataset_that_is_no_regular_file_is_reported_not_skipped(
     else:  # the device is outside the layout, too
         assert err.startswith("evalspec: error: refusing to read datasets/odd.jsonl: it is a ")
         assert err.endswith(f"symlink to /dev/zero, outside {layout}\n")
+
+
+def _several_problems(layout: Path) -> None:
+    lines = [json.dumps({"task_id": f"t{i}"}) for i in range(3)]
+    (layout / "datasets" / "other.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_statistics_counts_problems_per_rule_most_frequent_first(
+    layout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _several_problems(layout)
+    code = main(["lint", "--no-git", "--statistics"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[0] == "15  missing_field"  # five required fields missing on each of 3 lines
+    assert out[1:] == [" 1  card_missing", "16 problems in 2 datasets"]
+    assert not any("other.jsonl:" in line for line in out)  # counts, not the problems
+
+
+def test_select_and_ignore_take_codes_and_word_prefixes(
+    layout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _several_problems(layout)
+    code, out = _json(capsys, "--no-git", "--select", "card")
+    assert code == 1
+    assert {p["rule"] for p in out["problems"]} == {"card_missing"}
+    code, out = _json(capsys, "--no-git", "--ignore", "card,missing_field")
+    assert code == 0 and out["problems"] == []
+    code, out = _json(capsys, "--no-git", "--select", "missing", "--ignore", "missing_field")
+    assert code == 0 and out["ok"] is True  # ignore wins over select
+
+
+def test_an_unknown_rule_code_is_a_usage_error(
+    layout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["lint", "--select", "crad_missing"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.splitlines() == [
+        "evalspec: error: unknown rule code 'crad_missing' (the rules are listed in the "
+        "README's lint table and `evalspec validate`'s rule codes)"
+    ]

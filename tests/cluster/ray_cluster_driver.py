@@ -162,10 +162,11 @@ def exhaust_retries(work: Path, results: dict[str, Any]) -> None:
     ray.init(address=ADDRESS, logging_level="ERROR", log_to_driver=False)
     try:
         box = RaySandbox(Limits(wall_seconds=30.0, cpu_seconds=5), max_retries=0)
-        code = "import time\ntime.sleep(6)\n"
+        code = "import time\ntime.sleep(6)\nslept = True\n"
         out: list[Any] = []
         threads = [
-            threading.Thread(target=lambda: out.append(box.run(code, "pass"))) for _ in range(2)
+            threading.Thread(target=lambda: out.append(box.run(code, "assert slept")))
+            for _ in range(2)
         ]
         for t in threads:
             t.start()

@@ -83,6 +83,7 @@ LFS = (
 MCQ = "Pick one.\n(A) red\n(B) blue\nAnswer with the letter only."
 
 # rule -> (an edit of the clean scaffold that breaks the rule, a similar edit that does not)
+HUMANEVAL_CHECK = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
 CASES: dict[str, tuple[Edit, Edit]] = {
     "lfs_pointer": (_write("datasets/example.jsonl", LFS), _noop),
     "card_missing": (_remove("datasets/example.card.md"), _noop),
@@ -161,6 +162,26 @@ CASES: dict[str, tuple[Edit, Edit]] = {
             task_id="example_arith_\u00e9",
             prompt="Question: 1 + 1\nAnswer:",
             targets=["2"],
+            few_shot_examples=[],
+        ),
+    ),
+    "test_never_calls_program": (
+        _append_task(
+            task_id="example_code_001",
+            category="code_exec",
+            prompt="Write add(a, b).",
+            targets=[HUMANEVAL_CHECK],
+            metric_name="code_exec",
+            post_process="extract_code_block",
+            few_shot_examples=[],
+        ),
+        _append_task(
+            task_id="example_code_001",
+            category="code_exec",
+            prompt="Write add(a, b).",
+            targets=[HUMANEVAL_CHECK + "check(add)\n"],
+            metric_name="code_exec",
+            post_process="extract_code_block",
             few_shot_examples=[],
         ),
     ),

@@ -34,6 +34,7 @@ from evalspec.evals.labels import Labels, parse_labels
 from evalspec.evals.layout import Layout
 from evalspec.evals.lint import (
     SemanticChecks,
+    codetests,
     lint_layout,
     offered_options,
     reading,
@@ -68,6 +69,7 @@ class Reference:
         self.option_out: list[ErrorRecord] = []
         self.collision_out: list[ErrorRecord] = []
         self.character_out: list[ErrorRecord] = []
+        self.code_out: list[ErrorRecord] = []
         self.rendered: dict[str, tuple[int, str, tuple[str, ...]]] = {}
         self.prompts: dict[str, tuple[int, str]] = {}
         self.examples: list[tuple[int, str, int, str]] = []
@@ -133,6 +135,10 @@ class Reference:
         rec = taskchecks.id_character_problem(line, tid)
         if rec is not None:
             self.character_out.append(rec)
+        if self.registry.metric(task.metric_name).sandboxed:
+            # The code tests' own decision (codetests has its tests); here, which tasks
+            # it is asked about and where its findings go.
+            self.code_out.extend(codetests.untested_targets(line, tid, task.targets))
 
     def findings(self) -> list[ErrorRecord]:
         leaks = []
@@ -157,6 +163,7 @@ class Reference:
             *self.option_out,
             *self.collision_out,
             *self.character_out,
+            *self.code_out,
         ]
         out.sort(key=lambda e: e.line)
         return out
@@ -326,6 +333,7 @@ def test_the_task_lists_trip_every_semantic_check(registry: Registry) -> None:
         "mcq_option_missing",
         "id_collision",
         "id_control_character",
+        "test_never_calls_program",
     }
 
 
@@ -688,7 +696,9 @@ def layout(tmp_path: Path) -> Path:
 
 def _reference_problems(path: Path, registry: Registry) -> list[tuple[Any, ...]]:
     """What lint reports for the dataset at ``path``: the validator's errors, then the
-    reference's semantic findings with their lines' text."""
+    reference's semantic findings with their lines' text, at the spec version its
+    data card names (the scaffold's card: ``spec_version: 1``), as lint validates."""
+    registry = registry.at_version(card_spec_version(path))
     errors = [e.to_dict() for e in validate_file(path, registry=registry).errors]
     ref = Reference(registry, _labels())
     for result in iter_validate(path, registry=registry):
@@ -699,6 +709,13 @@ def _reference_problems(path: Path, registry: Registry) -> list[tuple[Any, ...]]
         text = lines[e.line - 1].rstrip(b"\r").decode("utf-8", "replace")
         errors.append({**e.to_dict(), "text": report.shorten(text)})
     return [tuple(d.values()) for d in errors]
+
+
+def card_spec_version(dataset: Path) -> int:
+    card = dataset.with_name(dataset.stem + ".card.md").read_text(encoding="utf-8")
+    found = re.search(r"^spec_version:\s*(\d+)", card, re.MULTILINE)
+    assert found is not None, "the scaffold's card names its spec version"
+    return int(found.group(1))
 
 
 def _lint_problems(root: Path, dataset: Path) -> tuple[list[tuple[Any, ...]], str | None]:

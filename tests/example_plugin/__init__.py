@@ -1,4 +1,4 @@
-"""The worked example: a plugin that adds spec version 2, category ``translation``.
+"""The worked example: a plugin that adds spec version 3, category ``translation``.
 
 Not installed with evalspec; tests register it explicitly
 (``build_registry([*builtin_plugins, example_plugin], entry_points=False)``)
@@ -19,9 +19,9 @@ from evalspec.versions import AddCategory, AddMetric, AddPostProcess, Migration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
-V2 = Migration(
-    version=2,
-    parent=1,
+V3 = Migration(
+    version=3,
+    parent=2,
     message="Add category translation",
     operations=(
         AddMetric("chrf", "character n-gram F-score (chrF, n<=6, beta=2); best target wins"),
@@ -75,7 +75,7 @@ def chrf(prediction: str, targets: Sequence[str], max_n: int = 6, beta: float = 
 
 @hookimpl
 def evalspec_register_migrations(register: Callable[[Migration], None]) -> None:
-    register(V2)
+    register(V3)
 
 
 @hookimpl

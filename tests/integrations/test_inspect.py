@@ -19,7 +19,7 @@ import pytest
 from harness_runs import (
     COMMAND,
     ROOT,
-    SLICES,
+    SLICE_VERSIONS,
     TASKS,
     evalspec_report,
     fixture_outputs,
@@ -86,12 +86,14 @@ def test_inspect_scores_equal_evalspec_score_per_task_and_per_metric(tmp_path: P
     assert {rows["code_001"]["score"], rows["code_002"]["score"]} == {1.0, 0.0}
 
 
-@pytest.mark.parametrize("name", sorted(SLICES))
-def test_a_public_benchmark_slice_scores_the_same_on_inspect(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(("name", "version"), SLICE_VERSIONS)
+def test_a_public_benchmark_slice_scores_the_same_on_inspect(
+    tmp_path: Path, name: str, version: int
+) -> None:
     # Imported from the rows as published, with the slice's realistic outputs.
     from evalspec.integrations.inspect_adapter import task
 
-    tasks, outputs = imported_slice(name, tmp_path)
+    tasks, outputs = imported_slice(name, tmp_path, version)
     log = _run(task(tasks, allow_code_exec=True), outputs, tmp_path / "logs", tasks)
     report = evalspec_report(tmp_path, outputs, tasks)
     rows = {r["task_id"]: r for r in report["rows"]}

@@ -16,7 +16,7 @@ import pytest
 from harness_runs import (
     COMMAND,
     ROOT,
-    SLICES,
+    SLICE_VERSIONS,
     TASKS,
     evalspec_report,
     fixture_outputs,
@@ -75,7 +75,7 @@ def test_the_export_refuses_what_it_cannot_keep_faithful(tmp_path: Path) -> None
     bad = _export(ROOT / "fixtures" / "tasks_bad.jsonl", "--output", tmp_path / "b")
     assert bad.returncode == 1
     assert bad.stderr.splitlines()[-1].endswith("refusing to export invalid tasks")
-    assert "tasks_bad.jsonl:22: duplicate_task_id" in bad.stderr
+    assert "tasks_bad.jsonl:24: duplicate_task_id" in bad.stderr
     assert not (tmp_path / "b").exists()
     name = _export(TASKS, "--output", tmp_path / "c", "--allow-code-exec", "--name", "a-b")
     assert name.returncode == 2 and "--name" in name.stderr
@@ -160,12 +160,14 @@ def test_lm_eval_runs_the_export_with_evalspec_s_scores(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.harness
-@pytest.mark.parametrize("name", sorted(SLICES))
-def test_a_public_benchmark_slice_scores_the_same_on_lm_eval(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(("name", "version"), SLICE_VERSIONS)
+def test_a_public_benchmark_slice_scores_the_same_on_lm_eval(
+    tmp_path: Path, name: str, version: int
+) -> None:
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
 
-    tasks, outputs = imported_slice(name, tmp_path)
+    tasks, outputs = imported_slice(name, tmp_path, version)
     out = tmp_path / "lm"
     assert _export(tasks, "--output", out, "--allow-code-exec").returncode == 0
     results = simple_evaluate(

@@ -195,7 +195,7 @@ def make_example_project(root: Path) -> Path:
         '[project]\nname = "suite"\n\n[tool.evalspec]\nplugins = ["example_plugin"]\n'
     )
     (root / "CHANGELOG.md").write_text(
-        "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 2: category `translation`.\n"
+        "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 3: category `translation`.\n"
     )
     shutil.copytree(Path(example_plugin.__file__).parent, root / "example_plugin")
     return root
@@ -270,7 +270,7 @@ def test_a_reader_never_sees_a_partial_lock_during_repairs(tmp_path: Path) -> No
     try:
         for i in range(12):
             fixture.write_text(original.replace("dort", f"dort{i % 2 or ''}"))
-            done = evalspec(project, "spec", "lock", "--repair", "2")
+            done = evalspec(project, "spec", "lock", "--repair", "3")
             assert done.returncode == 0, done.stderr
     finally:
         stop.set()
@@ -278,7 +278,7 @@ def test_a_reader_never_sees_a_partial_lock_during_repairs(tmp_path: Path) -> No
     assert len(seen) > 100
     for text in seen:
         doc = json.loads(text)  # never empty, never half a file
-        assert [e["version"] for e in doc["released"]] == [1, 2]
+        assert [e["version"] for e in doc["released"]] == [1, 2, 3]
 
 
 def test_a_failed_write_names_the_target_not_the_temp_file(tmp_path: Path) -> None:

@@ -134,11 +134,11 @@ def test_unimportable_project_plugin_is_named(tmp_path: Path) -> None:
 
 def test_a_newly_installed_migration_is_pending_until_locked(in_project: Path) -> None:
     registry = default_registry()
-    assert (registry.version, registry.head) == (1, 2)
+    assert (registry.version, registry.head) == (2, 3)
     assert not validate_file(TRANSLATION).ok  # tasks validate as before the plugin arrived
     with pytest.raises(PendingVersionError) as info:
-        default_registry(2)
-    assert "spec version 2 is pending" in str(info.value)
+        default_registry(3)
+    assert "spec version 3 is pending" in str(info.value)
     assert "evalspec's own lock (this project has no lock at evalspec.lock yet)" in str(info.value)
 
 
@@ -146,9 +146,9 @@ def test_locking_puts_the_version_in_force(in_project: Path, example_registry: R
     (in_project / "evalspec.lock").write_text(
         lock_chain(example_registry.chain, "evalspec.lock").to_json(), encoding="utf-8"
     )
-    assert default_registry().version == 2
+    assert default_registry().version == 3
     assert validate_file(TRANSLATION).ok
-    assert not validate_file(TRANSLATION, spec_version=1).ok
+    assert not validate_file(TRANSLATION, spec_version=2).ok
 
 
 def test_a_project_lock_can_hold_back_a_version(
@@ -156,17 +156,17 @@ def test_a_project_lock_can_hold_back_a_version(
 ) -> None:
     lock = lock_chain(example_registry.chain, "evalspec.lock", upto=1)
     (in_project / "evalspec.lock").write_text(lock.to_json(), encoding="utf-8")
-    assert default_registry().version == 1
+    assert default_registry().version == 1  # even evalspec's own version 2 is held back
 
 
 def test_an_edited_released_migration_stops_validation(
     in_project: Path, example_registry: Registry
 ) -> None:
     text = lock_chain(example_registry.chain, "evalspec.lock").to_json()
-    v2_sum = lock_chain(example_registry.chain, "x").entries[1].checksum
-    (in_project / "evalspec.lock").write_text(text.replace(v2_sum, "sha256:0"), encoding="utf-8")
+    v3_sum = lock_chain(example_registry.chain, "x").entries[2].checksum
+    (in_project / "evalspec.lock").write_text(text.replace(v3_sum, "sha256:0"), encoding="utf-8")
     with pytest.raises(ChecksumMismatchError) as info:
         default_registry()
-    assert info.value.version == 2
-    edited = "spec version 2 (plugin project-plugin:example_plugin) was edited after release"
+    assert info.value.version == 3
+    edited = "spec version 3 (plugin project-plugin:example_plugin) was edited after release"
     assert edited in str(info.value)

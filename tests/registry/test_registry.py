@@ -40,6 +40,7 @@ def builtins() -> list[object]:
 
 
 def test_builtin_registry_holds_spec_v1(registry: Registry) -> None:
+    registry = registry.at_version(1)
     assert registry.version == 1
     assert list(registry.categories) == ["arithmetic", "mcq", "code_exec", "classification",
                                          "summary"]  # fmt: skip
@@ -49,6 +50,16 @@ def test_builtin_registry_holds_spec_v1(registry: Registry) -> None:
                                              "extract_letter", "extract_code_block",
                                              "extract_first_line"}  # fmt: skip
     assert registry.owners[("post_process", "lower")] == "builtin-post-process"
+
+
+def test_builtin_registry_holds_spec_v2_by_default(registry: Registry) -> None:
+    assert registry.version == 2
+    assert set(registry.metrics) - set(registry.at_version(1).metrics) == {"numeric_match"}
+    assert set(registry.post_processors) - set(registry.at_version(1).post_processors) == {
+        "mcq", "extract_number", "normalize_label",
+    }  # fmt: skip
+    assert list(registry.spec.fields) == ["preamble", "code_protocol"]
+    assert registry.owners[("post_process", "mcq")] == "builtin-post-process"
 
 
 def test_entry_points_find_the_builtin_plugins() -> None:
@@ -95,13 +106,13 @@ def test_declared_but_unimplemented_name_is_an_error() -> None:
     problems = info.value.problems
     assert all(isinstance(p, UnimplementedNameError) for p in problems)
     assert {p.name for p in problems if isinstance(p, UnimplementedNameError)} == {
-        "exact_match", "f1", "bleu_4", "rouge_l", "accuracy", "code_exec",
+        "exact_match", "f1", "bleu_4", "rouge_l", "accuracy", "code_exec", "numeric_match",
     }  # fmt: skip
 
 
 def test_single_unimplemented_name_raises_that_error() -> None:
     def metrics(register: Callable[[Metric], None]) -> None:
-        for name in ("exact_match", "f1", "bleu_4", "rouge_l", "accuracy"):
+        for name in ("exact_match", "f1", "bleu_4", "rouge_l", "accuracy", "numeric_match"):
             register(Metric(name))
 
     plugins = [m for m in builtins() if m.__name__ != "evalspec_plugins.metrics"]
@@ -149,9 +160,9 @@ def test_misspelt_hook_name_is_caught() -> None:
 
 
 def test_a_plugin_extends_the_vocabulary_through_a_migration() -> None:
-    v2 = Migration(
-        version=2,
-        parent=1,
+    v3 = Migration(
+        version=3,
+        parent=2,
         message="add translation",
         operations=(
             AddMetric("chrf"),
@@ -161,7 +172,7 @@ def test_a_plugin_extends_the_vocabulary_through_a_migration() -> None:
     )
 
     def migrations(register: Callable[[Migration], None]) -> None:
-        register(v2)
+        register(v3)
 
     def categories(register: Callable[[Category], None]) -> None:
         register(Category("translation"))
@@ -180,13 +191,13 @@ def test_a_plugin_extends_the_vocabulary_through_a_migration() -> None:
         evalspec_register_post_processors=rules,
     )
     reg = build_registry([*builtins(), ext], entry_points=False)
-    assert reg.version == reg.head == 2
+    assert reg.version == reg.head == 3
     assert reg.post_processor("collapse_whitespace")("a \n b") == "a b"
-    v1 = reg.at_version(1)
-    assert "translation" not in v1.categories
-    assert "collapse_whitespace" not in v1.post_processors
-    assert v1.spec.added_in_later("category", "translation") == 2
-    assert build_registry([*builtins(), ext], entry_points=False, spec_version=1).spec == v1.spec
+    v2 = reg.at_version(2)
+    assert "translation" not in v2.categories
+    assert "collapse_whitespace" not in v2.post_processors
+    assert v2.spec.added_in_later("category", "translation") == 3
+    assert build_registry([*builtins(), ext], entry_points=False, spec_version=2).spec == v2.spec
 
 
 def test_lookup_of_an_unknown_name_suggests(registry: Registry) -> None:

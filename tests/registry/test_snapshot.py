@@ -274,11 +274,11 @@ def test_the_snapshot_follows_every_input_of_its_key(tmp_path: Path) -> None:
     suite.pyproject('lock = "evalspec.lock"\nmigrations = "spec/migrations"\n')
     (suite.project / "spec" / "migrations").mkdir(parents=True)
     changed(0, rebuilt=True)
-    (suite.project / "spec" / "migrations" / "0003_x.py").write_text("migration = 3\n")
+    (suite.project / "spec" / "migrations" / "0004_x.py").write_text("migration = 4\n")
     # A file that is not a migration is a broken pending version: the released
     # versions still validate (spec list/check name it), from a new snapshot.
     changed(0, rebuilt=True)
-    (suite.project / "spec" / "migrations" / "0003_x.py").unlink()
+    (suite.project / "spec" / "migrations" / "0004_x.py").unlink()
     changed(0, rebuilt=True)
     # A plugin's source and a fixture of a released version (edited after release).
     source = suite.site / "example_plugin" / "__init__.py"

@@ -30,6 +30,9 @@ AVAILABLE = available_tiers()
 LIMITS = Limits(cpu_seconds=5, wall_seconds=20.0)
 SOLUTION = "def add(a, b):\n    return a + b\n"
 TEST = "assert add(2, 3) == 5\n"
+#: Appended to a probing program, with CALLS as its test: a test must call the program.
+DONE = "\ndef done():\n    return True\n"
+CALLS = "assert done()\n"
 #: Where a program below the namespace tier can write outside its directory.
 SHARED = ("/tmp", "/dev/shm", "/var/tmp")
 
@@ -115,10 +118,10 @@ def test_a_second_run_in_the_same_slot_sees_nothing_of_the_first(tier: str) -> N
     # nothing scrubs those there, slots or not (docs/sandbox.md says so).
     shared = SHARED if tier != "rlimits-only" else ()
     try:
-        first = box.run(LEAVE.format(token=token, shared=shared, key=key), "pass")
+        first = box.run(LEAVE.format(token=token, shared=shared, key=key) + DONE, CALLS)
         assert first.passed, first
         assert _idle_zygotes(box) == before  # the same slot's zygote ran it
-        second = box.run(LOOK.format(token=token, shared=shared, key=key), "pass")
+        second = box.run(LOOK.format(token=token, shared=shared, key=key) + DONE, CALLS)
         assert second.passed, second
         assert _idle_zygotes(box) == before
     finally:
@@ -237,7 +240,7 @@ sys.path.insert(0, {tests!r})
 from sandbox_tiers import sandbox_at
 from evalspec.sandbox import Limits, slots
 box = sandbox_at({tier!r}, Limits(cpu_seconds=60, wall_seconds=120.0))
-assert box.run("x = 1\\n", "pass").passed
+assert box.run("x = 1\\n", "assert x == 1").passed
 print(*(held.process.pid for held in slots.idle_slots()), flush=True)
 box.run({program!r}, "pass")
 """
@@ -355,11 +358,11 @@ def test_a_key_left_in_the_kernel_keyrings_reaches_no_later_run(tier: str) -> No
     assert box.run(SOLUTION, TEST).passed
     before = _idle_zygotes(box)
     token = "key" + uuid.uuid4().hex[:20]
-    first = box.run(KEYS.format(token=token, rings=rings, leave=True), "pass")
+    first = box.run(KEYS.format(token=token, rings=rings, leave=True) + DONE, CALLS)
     assert first.passed, first
     # The first run sees its own keys: the probe works.
     assert {f"{r}@{r}" for r in rings} <= set(first.stdout.split()[1:]), first.stdout
-    second = box.run(KEYS.format(token=token, rings=rings, leave=False), "pass")
+    second = box.run(KEYS.format(token=token, rings=rings, leave=False) + DONE, CALLS)
     assert second.passed, second
     assert _idle_zygotes(box) == before  # the same slot ran both
     assert second.stdout.split() == ["found"], second.stdout

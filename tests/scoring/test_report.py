@@ -40,6 +40,7 @@ def test_counts_rows_and_unparsed() -> None:
         "tasks": 8,
         "scored": 7,
         "missing": 1,
+        "sandbox_errors": 0,
         "invalid_tasks": 0,
         "invalid_predictions": 0,
     }

@@ -172,9 +172,29 @@ def test_every_record_that_cannot_be_used_is_reported_by_line(tmp_path: Path) ->
     assert ":1:" not in run.stderr
 
 
+def test_doc_id_plus_one_meets_the_row_numbers_of_evalspec_import(tmp_path: Path) -> None:
+    # lm-eval counts docs from 0; evalspec import's {@row} counts rows from 1.
+    tasks, _ = _fixture_rows()
+    task = {**next(t for t in tasks if t["task_id"] == "arith_001"), "task_id": "gsm8k/test/1"}
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(task) + "\n")
+    samples = _write(tmp_path / "s.jsonl", [_lm_eval_record(0, {"question": "?"}, ["41"])])
+    run = _score(
+        one, samples, "--predictions-format", "lm-eval", "--id-template", "gsm8k/test/{doc_id+1}"
+    )
+    assert run.returncode == 0, run.stderr
+    assert "gsm8k/test/1" in run.stdout and "1.0000" in run.stdout
+
+
 @pytest.mark.parametrize(
     ("template", "wrong"),
-    [("{doc_id", None), ("{docid}", "docid"), ("{doc}", "doc"), ("{doc_id.x}", "doc_id.x")],
+    [
+        ("{doc_id", None),
+        ("{docid}", "docid"),
+        ("{doc}", "doc"),
+        ("{doc_id.x}", "doc_id.x"),
+        ("{doc.q+1}", "doc.q+1"),
+    ],
 )
 def test_a_malformed_id_template_is_a_usage_error(
     tmp_path: Path, template: str, wrong: str | None
@@ -235,18 +255,20 @@ def test_every_lm_eval_record_is_scored_or_reported(
         lines.append(json.dumps(record).encode() + b"\n")
     got = read_run_predictions("lm-eval", b"".join(lines), ["a", "b", "c"])
     reported = {p.line for p in got.problems}
-    first: dict[str, tuple[int, tuple[str, ...]]] = {}
+    first: dict[str, tuple[str, ...]] = {}
     for number, (task_id, texts, loglik) in enumerate(rows, start=1):
-        if loglik or task_id == "zz":
+        if loglik:
             assert number in reported
         elif task_id in first:
-            # Another filter's line of the same doc merges; another answer is a repeat.
-            assert (number in reported) == (first[task_id][1] != tuple(texts))
+            # Another filter's line of the same doc merges with it (reported with it,
+            # when that one was); another answer is a repeat, reported.
+            assert (number in reported) == (first[task_id] != tuple(texts))
         else:
-            first[task_id] = (number, tuple(texts))
-            assert got.samples[task_id] == tuple(texts)
-            assert number not in reported
-    assert set(got.samples) == set(first)
+            first[task_id] = tuple(texts)
+            assert (number in reported) == (task_id == "zz")  # zz: no such task
+            if task_id != "zz":
+                assert got.samples[task_id] == tuple(texts)
+    assert set(got.samples) == set(first) - {"zz"}
 
 
 def test_the_evalspec_format_takes_no_template() -> None:

@@ -184,6 +184,7 @@ def test_builtin_binary_flags() -> None:
         "exact_match",
         "accuracy",
         "code_exec",
+        "numeric_match",
     }
 
 
@@ -279,7 +280,9 @@ def test_code_exec_samples_each_run_in_the_sandbox() -> None:
         ["fail"],
         ["pass", "pass"],
     ]
-    assert row.detail == {"isolation_tier": box.tier}
+    assert row.detail is not None
+    assert row.detail["isolation_tier"] == box.tier and row.detail["sandbox_errors"] == 0
+    assert row.detail["failure"].startswith("1 of 3 samples did not pass; first, sample 2: fail: ")
     assert seen[-1] == (3, 3)
     report = build_report([task], scores, pass_at=[2], bootstrap=0)
     check_report(report)

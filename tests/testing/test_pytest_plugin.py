@@ -119,8 +119,68 @@ def test_ini_globs_collect_task_files_and_k_selects_among_them(project: pytest.P
     project.makeini("[pytest]\nevalspec_paths = data/*.jsonl\n")
     result = project.runpytest_subprocess("-v")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["data/bad.jsonl FAILED*", "data/good.jsonl PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["data/bad.jsonl::evalspec FAILED*", "data/good.jsonl::evalspec PASSED*"]
+    )
     project.runpytest_subprocess("-k", "good").assert_outcomes(passed=1)
+
+
+def test_collect_only_lists_and_counts_the_task_files(project: pytest.Pytester) -> None:
+    result = project.runpytest_subprocess(
+        "--collect-only", "-q", "--evalspec", "data/good.jsonl", "data/bad.jsonl", "data/good.jsonl"
+    )
+    listed = [line for line in result.outlines if "::" in line]
+    assert listed == [
+        "data/bad.jsonl::evalspec",
+        "data/good.jsonl::evalspec",
+        "test_ok.py::test_ok",
+    ]
+    result.stdout.fnmatch_lines(["3 tests collected*"])
+    # A task file below a directory argument is collected once, not twice.
+    again = project.runpytest_subprocess(
+        "--collect-only", "-q", "--evalspec", "data/bad.jsonl", "."
+    )
+    assert [line for line in again.outlines if "::" in line] == [
+        "data/bad.jsonl::evalspec",
+        "test_ok.py::test_ok",
+    ]
+    deselected = project.runpytest_subprocess(
+        "--evalspec", "data/bad.jsonl", "--deselect", "data/bad.jsonl::evalspec"
+    )
+    deselected.assert_outcomes(passed=1, deselected=1)
+
+
+def test_conformance_without_hypothesis_is_a_usage_error_naming_the_extra(
+    pytester: pytest.Pytester,
+) -> None:
+    # hypothesis made unimportable in the run (an import finder refuses it), its plugin off.
+    pytester.makepyfile(test_ok="def test_ok():\n    assert True\n")
+    pytester.path.joinpath("run_without_hypothesis.py").write_text(
+        "import sys\n"
+        "class NoHypothesis:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'hypothesis':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, NoHypothesis())\n"
+        "import pytest\n"
+        "sys.exit(pytest.main(['-p', 'no:hypothesispytest', '-p', 'no:cacheprovider', "
+        "'--evalspec-conformance']))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "run_without_hypothesis.py"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert (
+        "--evalspec-conformance needs hypothesis, which is not installed: "
+        "pip install 'evalspec-contract[hypothesis]'" in done.stderr
+    )
 
 
 def test_an_unknown_spec_version_fails_the_file_with_one_line(project: pytest.Pytester) -> None:
@@ -232,7 +292,7 @@ def test_the_registry_fixture_is_the_projects_registry(pytester: pytest.Pytester
         test_fixture=(
             "import pytest\n\n"
             "def test_project(evalspec_registry):\n"
-            "    assert evalspec_registry.version == 2  # pending v2 included\n"
+            "    assert evalspec_registry.version == 3  # pending v3 included\n"
             "    owner = evalspec_registry.owners[('metric', 'chrf')]\n"
             "    assert owner == 'project-plugin:example_plugin'\n\n"
             "@pytest.mark.evalspec_registry(spec_version=1)\n"

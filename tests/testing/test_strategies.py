@@ -38,7 +38,7 @@ def _seen(registry: Registry, examples: int) -> list[dict[str, Any]]:
 
 
 def test_valid_tasks_reach_every_category_and_legal_pair(registry: Registry) -> None:
-    tasks = _seen(registry, 1000)
+    tasks = _seen(registry, 2500)  # spec v2 allows 42 triples, some rare in the draw order
     reached = {(t["category"], t["metric_name"], t["post_process"]) for t in tasks}
     assert reached == set(_pairs(registry))
 
@@ -59,6 +59,28 @@ def test_valid_tasks_reach_the_few_shot_limit_and_unicode(registry: Registry) ->
     ]
     for condition in conditions:
         find(strategy, condition, settings=wide)
+
+
+def test_valid_tasks_draw_the_optional_fields_of_their_version(registry: Registry) -> None:
+    # Spec v2's preamble (any category) and code_protocol (code_exec only, one of its
+    # choices) can be drawn, and such tasks are ones the validator admits; v1 has none.
+    from evalspec import validate_task
+
+    v2 = registry.at_version(2)
+    strategy = valid_tasks(v2)
+    found = [
+        find(strategy, lambda t: "preamble" in t, settings=SEARCH),
+        find(strategy, lambda t: t.get("code_protocol") == "completion", settings=SEARCH),
+        find(strategy, lambda t: t.get("code_protocol") == "program", settings=SEARCH),
+    ]
+    drawn = [t for t in _seen(v2, 300) if "preamble" in t or "code_protocol" in t]
+    assert drawn
+    for task in [*found, *drawn]:
+        admitted, errors = validate_task(task, registry=v2)
+        assert errors == [] and admitted is not None, errors
+    assert all(t["category"] == "code_exec" for t in drawn if "code_protocol" in t)
+    v1 = registry.at_version(1)
+    assert not any("preamble" in t or "code_protocol" in t for t in _seen(v1, 200))
 
 
 def test_unknown_rules_and_categories_are_refused(registry: Registry) -> None:

@@ -215,6 +215,25 @@ def _wrong_letter(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> A
     return {**t, "targets": rng.choice([["Z"], [letters[0], letters[0]], [letters[0].lower()]])}
 
 
+def _bad_field_value(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> Any:
+    """An optional field with choices, in a category that may carry it, set to no choice."""
+    fields = [
+        f.name
+        for f in spec.fields.values()
+        if f.choices and (not f.categories or t["category"] in f.categories)
+    ]
+    return {**t, rng.choice(fields): "not one of the choices"} if fields else None
+
+
+def _illegal_field(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> Any:
+    """An optional field, with an allowed value, in a category that may not carry it."""
+    fields = [f for f in spec.fields.values() if f.categories and t["category"] not in f.categories]
+    if not fields:
+        return None
+    field = rng.choice(fields)
+    return {**t, field.name: field.choices[0] if field.choices else "text"}
+
+
 def _embed_example(t: dict[str, Any], spec: SpecVersion, rng: random.Random) -> Any:
     example = {"prompt": "Q: zq", "completion": "yy"}
     return {**t, "prompt": "Q: zq yy\n" + t["prompt"], "few_shot_examples": [example]}
@@ -304,6 +323,8 @@ BREAKERS: dict[str, list[Breaker]] = {
     "illegal_metric": [_other("metric")],
     "illegal_post_process": [_other("post_process")],
     "mcq_target": [_wrong_letter],
+    "bad_field_value": [_bad_field_value],
+    "illegal_field": [_illegal_field],
 }
 """Rule code -> ways to break a valid task so that the precise path reports it.
 ``duplicate_task_id`` (a property of a file) has its own test below."""
@@ -320,7 +341,8 @@ def test_every_rule_code_has_a_breaker() -> None:
     assert set(BREAKERS) | {"duplicate_task_id"} == set(RULES)
     assert MAX_FEW_SHOT < 9  # the too_many_few_shot breaker
     assert set(FIELDS) == set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS)
-    assert [a.name for a in attrs.fields(TaskSpec)] == list(FIELDS)
+    # The spec's own fields, then the optional fields spec versions added (one mapping).
+    assert [a.name for a in attrs.fields(TaskSpec)] == [*FIELDS, "added_fields"]
     assert EXAMPLE_FIELDS == ("prompt", "completion")
 
 

@@ -522,8 +522,8 @@ def test_rule_vocabulary_is_the_documented_one() -> None:
         "wrong_type", "bad_task_id", "unknown_category", "empty_prompt",
         "prompt_trailing_whitespace", "prompt_embedded_few_shot", "empty_targets",
         "unknown_metric", "too_many_few_shot", "few_shot_shape", "unknown_post_process",
-        "combined_post_process", "illegal_metric", "illegal_post_process", "mcq_target",
-        "duplicate_task_id",
+        "bad_field_value", "combined_post_process", "illegal_metric", "illegal_post_process",
+        "mcq_target", "illegal_field", "duplicate_task_id",
     ]  # fmt: skip
 
 

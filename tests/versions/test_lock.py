@@ -27,14 +27,14 @@ def chain(example_registry: Registry) -> tuple[Migration, ...]:
     return example_registry.chain
 
 
-def test_evalspec_ships_a_lock_that_releases_the_builtin_v1(registry: Registry) -> None:
+def test_evalspec_ships_a_lock_that_releases_the_builtin_versions(registry: Registry) -> None:
     lock = packaged_lock()
-    assert lock.released == 1
+    assert lock.released == 2
     assert verify(registry.chain, lock) == []
 
 
 def test_checksum_is_chained_to_the_parent(chain: tuple[Migration, ...]) -> None:
-    v1, v2 = chain
+    v1, v2, _example = chain
     assert checksum(v2, checksum(v1, None)) != checksum(v2, "sha256:other")
     assert checksum(v1, None) == checksum(attrs.evolve(v1, origin="elsewhere"), None)
 
@@ -42,14 +42,14 @@ def test_checksum_is_chained_to_the_parent(chain: tuple[Migration, ...]) -> None
 def test_lock_file_round_trips(chain: tuple[Migration, ...]) -> None:
     lock = lock_chain(chain, "x.lock")
     assert parse_lock(lock.to_json(), "x.lock") == lock
-    assert [e.version for e in lock.entries] == [1, 2]
+    assert [e.version for e in lock.entries] == [1, 2, 3]
 
 
 def test_editing_a_released_migration_is_named_once(chain: tuple[Migration, ...]) -> None:
     lock = lock_chain(chain, "evalspec.lock")
     edited_v1 = attrs.evolve(chain[0], message="Reworded after release")
-    found = verify([edited_v1, chain[1]], lock)
-    assert len(found) == 1  # v2's chained checksum changes too, but v2 itself was not edited
+    found = verify([edited_v1, *chain[1:]], lock)
+    assert len(found) == 1  # later chained checksums change too, but those were not edited
     err = found[0]
     assert isinstance(err, ChecksumMismatchError)
     assert err.version == 1
@@ -63,16 +63,16 @@ def test_editing_a_fixture_byte_is_caught(chain: tuple[Migration, ...], tmp_path
     lock = lock_chain(chain, "evalspec.lock")
     data = (example_plugin.FIXTURES / "translation.jsonl").read_bytes()
     (tmp_path / "translation.jsonl").write_bytes(data.replace(b"Le chat", b"Le  chat"))
-    edited = attrs.evolve(chain[1], fixture_dir=tmp_path)
-    found = verify([chain[0], edited], lock)
-    assert [getattr(e, "version", None) for e in found] == [2]
+    edited = attrs.evolve(chain[2], fixture_dir=tmp_path)
+    found = verify([*chain[:2], edited], lock)
+    assert [getattr(e, "version", None) for e in found] == [3]
 
 
 def test_released_version_without_migration_is_named(chain: tuple[Migration, ...]) -> None:
     lock = lock_chain(chain, "evalspec.lock")
-    (err,) = verify(chain[:1], lock)
+    (err,) = verify(chain[:2], lock)
     assert str(err).startswith(
-        "spec version 2 (released from plugin example_plugin) is released in evalspec.lock but "
+        "spec version 3 (released from plugin example_plugin) is released in evalspec.lock but "
         "no installed plugin or project migration provides it"
     )
 
@@ -81,8 +81,8 @@ def test_unreadable_fixture_of_a_released_version_is_named(
     chain: tuple[Migration, ...], tmp_path: Path
 ) -> None:
     lock = lock_chain(chain, "evalspec.lock")
-    (err,) = verify([chain[0], attrs.evolve(chain[1], fixture_dir=tmp_path)], lock)
-    assert "spec version 2" in str(err) and "a fixture of it cannot be read" in str(err)
+    (err,) = verify([*chain[:2], attrs.evolve(chain[2], fixture_dir=tmp_path)], lock)
+    assert "spec version 3" in str(err) and "a fixture of it cannot be read" in str(err)
 
 
 @pytest.mark.parametrize(

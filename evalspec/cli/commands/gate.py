@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
         help="check score reports against the red lines of config/gates.yaml",
         description="Check each gate (dataset or slice, metric, min and max_drop) against the "
         "score reports. Exit 0 when every gate passes, 1 when any fails, 2 on an invalid "
-        "config or an unreadable report.",
+        "config, an unreadable report, or a report with sandbox errors.",
     )
     p.add_argument(
         "reports",
@@ -44,7 +44,8 @@ def add_parser(sub: Any) -> None:
         "--config",
         default=None,
         metavar="FILE",
-        help="gates file (default: config/gates.yaml of the layout here)",
+        help="gates file (default: config/gates.yaml of the layout holding the first "
+        "REPORT, else of the layout here)",
     )
     p.add_argument(
         "--markdown", default=None, metavar="FILE", help="also write a Markdown summary to FILE"
@@ -62,6 +63,12 @@ def add_parser(sub: Any) -> None:
         help="compare with a baseline scored on other tasks, spec version, metrics or "
         "number of tasks (the output says so)",
     )
+    p.add_argument(
+        "--allow-sandbox-errors",
+        action="store_true",
+        help="gate a report holding tasks the sandbox could not run (status sandbox_error; "
+        "its means leave them out; the output says so)",
+    )
     add_quiet(p, "failed checks")
     add_color(p)
     p.set_defaults(run=run)
@@ -70,6 +77,8 @@ def add_parser(sub: Any) -> None:
 def _print_text(args: argparse.Namespace, result: GateResult) -> None:
     from evalspec.evals.gates import tally
 
+    for message in result.gated_anyway:
+        print(f"note  gated anyway (--allow-sandbox-errors): {one_line(message)}")
     for message in result.compared_anyway:
         print(f"note  compared anyway (--allow-incomparable): {message}")
     paint = Painter.for_stream(sys.stdout, args.color)
@@ -99,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         baselines=args.baseline,
         config=args.config,
         allow_incomparable=args.allow_incomparable,
+        allow_sandbox_errors=args.allow_sandbox_errors,
     )
     for line in result.errors:
         print(line, file=sys.stderr)

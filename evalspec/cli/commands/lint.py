@@ -1,4 +1,5 @@
-"""``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]``."""
+"""``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]
+[--select CODES] [--ignore CODES] [--statistics]``."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def add_parser(sub: Any) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="a layout directory, a datasets directory or NAME.jsonl files "
-        "(default: the layout at or above the current directory)",
+        help="a layout directory, a datasets directory or NAME.jsonl files; a directory "
+        "outside any layout stands for the layouts below it (default: .)",
     )
     p.add_argument(
         "--format",
@@ -47,9 +48,36 @@ def add_parser(sub: Any) -> None:
         "(default: HEAD; in CI use the pull request's base, e.g. origin/main)",
     )
     p.add_argument("--no-git", action="store_true", help="skip the version-bump check")
+    p.add_argument(
+        "--select",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="report only these rule codes (comma-separated; a code also names the rules "
+        "it is the word prefix of: card = card_missing, card_syntax, ...)",
+    )
+    p.add_argument(
+        "--ignore",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="do not report these rule codes (as --select; wins over it)",
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of problems per rule instead of the problems",
+    )
     add_quiet(p, "problems, one line each")
     add_color(p)
     p.set_defaults(run=run)
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    codes = tuple(c.strip() for c in text.split(",") if c.strip())
+    if not codes:
+        raise argparse.ArgumentTypeError("give one or more rule codes, comma-separated")
+    return codes
 
 
 def _ci_document(name: str, report: LintReport) -> str:
@@ -80,10 +108,28 @@ def _summary(report: LintReport, paint: Painter) -> None:
     print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
 
 
+def _print_statistics(report: LintReport) -> None:
+    """ruff's ``--statistics``: one line per rule, the count first, most frequent first."""
+    from evalspec.evals.lint.report import statistics
+
+    counts = statistics(report)
+    width = len(str(counts[0][1])) if counts else 1
+    for rule, count in counts:
+        print(f"{count:>{width}}  {rule}")
+    total = sum(count for _, count in counts)
+    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+
+
 def run(args: argparse.Namespace) -> int:
     from evalspec.command import lint
 
-    result = lint(args.paths, base=args.base, check_git=not args.no_git)
+    result = lint(
+        args.paths,
+        base=args.base,
+        check_git=not args.no_git,
+        select=args.select,
+        ignore=args.ignore,
+    )
     for e in result.path_problems:
         print(f"evalspec: error: {e}", file=sys.stderr)
     report = result.report
@@ -91,7 +137,9 @@ def run(args: argparse.Namespace) -> int:
         return result.exit_code
     for e in report.io_errors:
         print(f"evalspec: error: {e}", file=sys.stderr)
-    if args.format == "json":
+    if args.statistics:
+        _print_statistics(report)
+    elif args.format == "json":
         json.dump(report.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     elif args.format in ("github", "sarif", "junit"):

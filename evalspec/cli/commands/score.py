@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalspec.cli.options import add_executor_options
+from evalspec.cli.options import add_executor_options, add_limit_options, limits_from
 from evalspec.io.exitcodes import EXIT_USAGE
 from evalspec.io.inputs import STDIN
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
@@ -122,6 +122,7 @@ def add_parser(sub: Any) -> None:
         "where code_exec programs run: local (this machine, --jobs at a time) or ray "
         "(each program a Ray task on the cluster; pip install 'evalspec-contract[ray]')",
     )
+    add_limit_options(p)
     p.add_argument(
         "--seed",
         type=int,
@@ -207,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bootstrap=args.bootstrap,
             dataset=args.dataset,
+            limits=limits_from(args),
             labels=_declared_labels(args.tasks),
             predictions_format=args.predictions_format,
             id_template=args.id_template,

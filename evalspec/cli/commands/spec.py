@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from evalspec.authoring.check import SpecReport, check_project, summarize
+from evalspec.authoring.check import SpecReport, check_project, operation_lines, summarize
 from evalspec.authoring.new import scaffold_migration, scaffold_plugin
 from evalspec.errors import EvalspecError, SpecVersionError
 from evalspec.io.atomicfile import repository_lock, resolve_for_write, write_atomic
@@ -25,7 +25,12 @@ from evalspec.registry.project import Project, load_project
 from evalspec.versions.lock import lock_chain, read_lock, repair
 from evalspec.versions.table import replay
 
-_LABELS = {"categories": "categories", "metrics": "metrics", "post_processes": "post-process rules"}
+_LABELS = {
+    "categories": "categories",
+    "metrics": "metrics",
+    "post_processes": "post-process rules",
+    "fields": "optional fields",
+}
 
 
 def add_parser(sub: Any) -> None:
@@ -166,6 +171,8 @@ def _list(project: Project, args: argparse.Namespace) -> int:
         parts = [f"adds {'; '.join(added)}"] if added else []
         if adds["binds"]:
             parts.append(f"binds {', '.join(adds['binds'])}")
+        if adds["waives"]:
+            parts.append(f"waives {', '.join(adds['waives'])}")
         if adds["deprecates"]:
             parts.append(f"deprecates {', '.join(adds['deprecates'])}")
         lines.append(f"      {'; '.join(parts)}" if parts else "      adds nothing")
@@ -226,8 +233,26 @@ def _show(project: Project, args: argparse.Namespace) -> int:
         "metrics": dict(spec.metrics),
         "post_processes": dict(spec.post_processes),
         "deprecated": deprecated,
+        "fields": {
+            f.name: {
+                "choices": list(f.choices),
+                "categories": list(f.categories),
+                "added_in": f.added_in,
+            }
+            for f in spec.fields.values()
+        },
+        "waivers": [
+            {"rule": r, "category": c, "field": f, "value": v}
+            for r, c, f, v in sorted(spec.waivers)
+        ],
     }
-    lines = [f"spec version {number} ({status})", "", "category pairs:"]
+    mig = report.migrations[number - 1]
+    operations = operation_lines(mig)
+    doc["message"] = mig.message
+    doc["operations"] = operations
+    lines = [f"spec version {number} ({status}): {mig.message}", ""]
+    lines += [f"  {line}" for line in operations]
+    lines += ["", "category pairs:"]
     for name, c in spec.categories.items():
         lines.append(f"  {name} (added in {c.added_in})")
         since = {(k, n): v for k, n, v in c.bound}
@@ -241,6 +266,14 @@ def _show(project: Project, args: argparse.Namespace) -> int:
     lines.append(
         "post-process rules: " + ", ".join(f"{n} ({v})" for n, v in spec.post_processes.items())
     )
+    for opt in spec.fields.values():
+        details = [f"one of {', '.join(opt.choices)}"] if opt.choices else []
+        if opt.categories:
+            details.append(f"only in {', '.join(opt.categories)}")
+        shown = f" ({'; '.join(details)})" if details else ""
+        lines.append(f"optional field: {opt.name}{shown} (added in {opt.added_in})")
+    for rule, category, field, value in sorted(spec.waivers):
+        lines.append(f"waived: {rule} for {category} tasks with {field}={value}")
     if spec.deprecated:
         lines.append("deprecated: " + ", ".join(deprecated))
     _emit(args, doc, lines)

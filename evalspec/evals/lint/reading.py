@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import re
 from collections.abc import Callable, Iterator
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -21,7 +22,9 @@ from evalspec.evals.lint.semantic import Decoded, Recall, SemanticChecks
 from evalspec.io.fileidentity import FileChanged, changed, file_signature
 from evalspec.io.jsonline import decode_bytes, parse_line
 from evalspec.io.linelimit import bounded_lines
+from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry
+from evalspec.validation.precise import LATER_VERSION_FIX
 from evalspec.validation.validator import (
     LineResult,
     duplicate_record,
@@ -30,6 +33,21 @@ from evalspec.validation.validator import (
     line_verdict,
     read_lines,
 )
+
+_LATER = re.compile(
+    re.escape("(" + LATER_VERSION_FIX.format(version="VERSION") + ")").replace("VERSION", r"(\d+)")
+)
+
+
+def lint_worded(error: ErrorRecord) -> ErrorRecord:
+    """``error`` with validate's fix for a name a later spec version adds (``validate
+    with --spec-version N``, a flag lint does not take) worded as lint's: the data
+    card's ``spec_version`` decides the version a dataset is linted at."""
+    if "--spec-version" not in error.message:
+        return error
+    message = _LATER.sub(r"(set spec_version: \1 in the data card)", error.message)
+    return attrs.evolve(error, message=message)
+
 
 LFS_POINTER_MAX = 1024
 """No Git LFS pointer is longer; only a file this short needs the pointer test."""
@@ -128,7 +146,7 @@ def read_dataset(
                     verdict = LineResult(
                         number, None, (duplicate_record(number, task.task_id, first, raw),)
                     )
-                problems.extend(LintProblem(shown, e) for e in verdict.errors)
+                problems.extend(LintProblem(shown, lint_worded(e)) for e in verdict.errors)
             read = file_signature(f)
             if read != opened:
                 raise _changed()

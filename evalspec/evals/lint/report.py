@@ -4,7 +4,8 @@ dataset, the :class:`LintReport` of a run, and the helpers that build their reco
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,47 @@ class LintReport:
             "problems": [p.to_dict() for p in self.problems()],
             "io_errors": list(self.io_errors),
         }
+
+
+@attrs.frozen
+class RuleSelection:
+    """Which rule codes a lint run reports (``--select`` / ``--ignore``, as in ruff).
+
+    A code names a rule and every rule it is the prefix of, word by word: ``card``
+    is ``card_missing``, ``card_syntax``, ``card_field``...; ``select`` empty means
+    every rule, and ``ignore`` wins over ``select``.
+    """
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def keeps(self, rule: str) -> bool:
+        chosen = not self.select or any(covers(code, rule) for code in self.select)
+        return chosen and not any(covers(code, rule) for code in self.ignore)
+
+    def unknown(self, rules: Iterable[str]) -> list[str]:
+        """The codes that name no rule of ``rules`` (a typo would select nothing)."""
+        known = tuple(rules)
+        codes = (*self.select, *self.ignore)
+        return [c for c in codes if not any(covers(c, rule) for rule in known)]
+
+
+def covers(code: str, rule: str) -> bool:
+    """Whether the selection code ``code`` names ``rule`` (itself, or a word prefix)."""
+    return rule == code or rule.startswith(code.rstrip("_") + "_")
+
+
+def apply_selection(report: LintReport, selection: RuleSelection) -> None:
+    """Drop from ``report`` the problems whose rule ``selection`` does not keep."""
+    report.layout_problems[:] = [p for p in report.layout_problems if selection.keeps(p.error.rule)]
+    for d in report.datasets:
+        d.problems[:] = [p for p in d.problems if selection.keeps(p.error.rule)]
+
+
+def statistics(report: LintReport) -> list[tuple[str, int]]:
+    """``(rule, count)`` for every rule with problems, most frequent first (then by name)."""
+    counts = Counter(p.error.rule for p in report.problems())
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def relative_name(path: Path) -> str:

@@ -1,5 +1,6 @@
 """The semantic checks on a dataset's valid tasks, fed one task at a time
-(:class:`SemanticChecks`): the per-task ones of :mod:`.taskchecks` as each task comes,
+(:class:`SemanticChecks`): the per-task ones of :mod:`.taskchecks` and :mod:`.codetests`
+as each task comes,
 and the cross-task ones (the same rendered prompt twice, few-shot leakage, task id
 collisions) on cheap keys first, then exactly on the few tasks recalled."""
 
@@ -16,6 +17,7 @@ from typing import Any
 import attrs
 
 from evalspec.evals.labels import Labels
+from evalspec.evals.lint.codetests import untested_targets
 from evalspec.evals.lint.report import record
 from evalspec.evals.lint.taskchecks import (
     OptionSearches,
@@ -137,11 +139,20 @@ class _Example:
 class Decoded:
     """A decoded task object seen through the attributes of the fast path's structs."""
 
-    __slots__ = ("category", "few_shot_examples", "metadata", "prompt", "targets", "task_id")
+    __slots__ = (
+        "category",
+        "few_shot_examples",
+        "metadata",
+        "metric_name",
+        "prompt",
+        "targets",
+        "task_id",
+    )
 
     def __init__(self, task: Mapping[str, Any]) -> None:
         self.task_id: str = task["task_id"]
         self.category: str = task["category"]
+        self.metric_name: str = task["metric_name"]
         self.prompt: str = task["prompt"]
         self.targets: list[str] = list(task["targets"])  # kept: a copy of the caller's
         self.few_shot_examples = [_Example(ex) for ex in task.get("few_shot_examples", ())]
@@ -159,7 +170,8 @@ class SemanticChecks:
     and decides on their exact forms (_collapsed texts, ids, targets). It returns,
     sorted by line, what the checks found, in the order the checks were run over
     whole task lists before: labels, prompts, leakage, options, id collisions, id
-    characters.
+    characters, then the code tests of :mod:`.codetests` (targets of a sandboxed
+    metric that never call the program).
 
     A task comes as its decoded JSON object (:meth:`add`: as the validator's fast
     path's ``vouch`` returns it, or :meth:`evalspec.TaskSpec.to_dict`) or as the
@@ -194,6 +206,8 @@ class SemanticChecks:
             name for name, cat in registry.spec.categories.items() if cat.single_target_from
         )
         self._option_searches = OptionSearches()
+        # metrics that run the prediction against its targets as test programs
+        self._sandboxed = frozenset(n for n, m in registry.metrics.items() if m.sandboxed)
         self._kept: dict[int, Any] | None = {} if keep_tasks else None
         self.flagged: list[int] = []
         """The line of each per-task finding as it is found, so that a reader can keep
@@ -202,6 +216,7 @@ class SemanticChecks:
         self._label_out: list[ErrorRecord] = []
         self._option_out: list[ErrorRecord] = []
         self._character_out: list[ErrorRecord] = []
+        self._test_out: list[ErrorRecord] = []
         # Sketch of a prompt or of a rendered prompt -> the first task's line that had
         # it, and the later lines that had it too (one table: a task without few-shot
         # examples, the common one, is its rendered prompt, so it adds one key).
@@ -248,6 +263,7 @@ class SemanticChecks:
         insert_seen, fold = self._insert_seen, _fold
         lettered, searches = self._lettered, self._option_searches
         option_out, character_out = self._option_out, self._character_out
+        sandboxed, test_out = self._sandboxed, self._test_out
         normalize, flag = unicodedata.normalize, self.flagged.append
 
         def add(line: int, task: Any) -> None:
@@ -328,6 +344,11 @@ class SemanticChecks:
                 if rec is not None:
                     character_out.append(rec)
                     flag(line)
+            if sandboxed and task.metric_name in sandboxed:
+                found = untested_targets(line, tid, targets)
+                if found:
+                    test_out.extend(found)
+                    flag(line)
 
         return add
 
@@ -387,6 +408,7 @@ class SemanticChecks:
             *self._option_out,
             *self._id_collisions(exact),
             *self._character_out,
+            *self._test_out,
         ]
         out.sort(key=lambda e: e.line)
         return out
