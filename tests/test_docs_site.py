@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = ("evalspec", "evalspec.versions", "evalspec.sandbox", "evalspec.testing")
+PUBLIC = (
+    "evalspec",
+    "evalspec.command",
+    "evalspec.versions",
+    "evalspec.sandbox",
+    "evalspec.testing",
+)
 """The public packages whose ``__all__`` the API page documents name by name."""
 
 
