@@ -1,5 +1,5 @@
 """``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]
-[--select CODES] [--ignore CODES] [--statistics]``."""
+[--select CODES] [--ignore CODES] [--statistics] [--no-group]``."""
 
 from __future__ import annotations
 
@@ -68,6 +68,13 @@ def add_parser(sub: Any) -> None:
         "--statistics",
         action="store_true",
         help="print the number of problems per rule instead of the problems",
+    )
+    p.add_argument(
+        "--no-group",
+        action="store_true",
+        help="print every problem; by default text output prints the first 3 problems "
+        "of a kind (same file, rule, field and message but for its quoted values and "
+        "numbers) and folds the rest into one line that counts them and names their lines",
     )
     add_quiet(p, "problems, one line each")
     add_color(p)
@@ -189,6 +196,24 @@ def _summary(report: LintReport, paint: Painter) -> None:
     print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
 
 
+def _print_problems(report: LintReport, paint: Painter, *, group: bool) -> None:
+    """One line per problem, or per problem shown and per fold of the rest."""
+    import attrs
+
+    from evalspec.evals.lint.grouping import Fold, grouped
+
+    for item in grouped(report.problems()) if group else report.problems():
+        if isinstance(item, Fold):
+            message = f"{item.describe()}; --no-group prints each"
+            print(
+                format_error(
+                    item.first.file, attrs.evolve(item.first.error, message=message), paint
+                )
+            )
+        else:
+            print(format_error(item.file, item.error, paint))
+
+
 def _print_statistics(report: LintReport) -> None:
     """ruff's ``--statistics``: one line per rule, the count first, most frequent first."""
     from evalspec.evals.lint.report import statistics
@@ -238,8 +263,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(_ci_document(args.format, report))
     else:
         paint = Painter.for_stream(sys.stdout, args.color)
-        for p in report.problems():
-            print(format_error(p.file, p.error, paint))
+        _print_problems(report, paint, group=not args.no_group)
         if not args.quiet:
             _summary(report, paint)
     if report.io_errors:
