@@ -90,14 +90,9 @@ def _codes(text: str) -> tuple[str, ...]:
 
 def _selection_problems(selection: Any) -> list[str]:
     """One line per code of ``--select`` / ``--ignore`` that names no rule."""
-    from evalspec.evals.lintrules import LINT_RULES
-    from evalspec.rules import RULES
+    from evalspec.evals.lint.settings import known_rules, unknown_code
 
-    return [
-        f"unknown rule code {one_line(code)!r} (the rules are listed in the README's lint "
-        "table and `evalspec validate`'s rule codes)"
-        for code in selection.unknown([*RULES, *LINT_RULES])
-    ]
+    return [unknown_code(code) for code in selection.unknown(known_rules())]
 
 
 def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], list[str]]:
@@ -227,8 +222,8 @@ def _print_statistics(report: LintReport) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.evals.lint import LintReport, lint_layout
-    from evalspec.evals.lint.report import RuleSelection, apply_selection
+    from evalspec.evals.lint import LintReport, SettingsError, lint_layout
+    from evalspec.evals.lint.report import RuleSelection
     from evalspec.evals.yamlfile import MissingYamlError
     from evalspec.io.governing import govern
 
@@ -244,16 +239,21 @@ def run(args: argparse.Namespace) -> int:
         for layout, files in groups:
             # The layout's own [tool.evalspec] decides the spec versions, from any directory.
             govern(layout.root)
-            part = lint_layout(layout, files, base=args.base, check_git=not args.no_git)
+            part = lint_layout(
+                layout, files, base=args.base, check_git=not args.no_git, selection=selection
+            )
             report.datasets.extend(part.datasets)
             report.layout_problems.extend(part.layout_problems)
             report.io_errors.extend(part.io_errors)
     except MissingYamlError as exc:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return 2
+    except SettingsError as exc:
+        for problem in exc.problems:
+            print(f"evalspec: error: {problem}", file=sys.stderr)
+        return 2
     for e in report.io_errors:
         print(f"evalspec: error: {e}", file=sys.stderr)
-    apply_selection(report, selection)
     if args.statistics:
         _print_statistics(report)
     elif args.format == "json":

@@ -106,13 +106,6 @@ def covers(code: str, rule: str) -> bool:
     return rule == code or rule.startswith(code.rstrip("_") + "_")
 
 
-def apply_selection(report: LintReport, selection: RuleSelection) -> None:
-    """Drop from ``report`` the problems whose rule ``selection`` does not keep."""
-    report.layout_problems[:] = [p for p in report.layout_problems if selection.keeps(p.error.rule)]
-    for d in report.datasets:
-        d.problems[:] = [p for p in d.problems if selection.keeps(p.error.rule)]
-
-
 def statistics(report: LintReport) -> list[tuple[str, int]]:
     """``(rule, count)`` for every rule with problems, most frequent first (then by name)."""
     counts = Counter(p.error.rule for p in report.problems())
