@@ -85,3 +85,27 @@ def test_the_help_names_how_many_are_shown(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit):
         main(["lint", "--help"])
     assert f"first {SHOWN} problems" in " ".join(capsys.readouterr().out.split())
+
+
+def test_suppressed_findings_show_in_the_summary_statistics_and_json(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = suite / "datasets" / "suite.card.md"
+    entry = "suppress:\n  - {id: t00, rules: [missing_label], reason: labelled upstream}\n"
+    card.write_text(card.read_text().replace("---\n\n", entry + "---\n\n", 1))
+    assert main(["lint", "--no-git"]) == 1
+    out = capsys.readouterr().out
+    assert "— 29 problems (1 suppressed)" in out
+    assert out.rstrip().endswith("29 problems in 2 datasets, 1 suppressed")
+    assert main(["lint", "--no-git", "--statistics"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "29  missing_label",
+        " 1  missing_label (suppressed)",
+        "29 problems in 2 datasets, 1 suppressed",
+    ]
+    assert main(["lint", "--no-git", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["problems"]) == 29
+    assert [(s["task_id"], s["reason"]) for s in data["suppressed"]] == [
+        ("t00", "labelled upstream")
+    ]

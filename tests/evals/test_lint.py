@@ -74,6 +74,14 @@ def _noop(root: Path) -> None:
     pass
 
 
+def _both(*edits: Edit) -> Edit:
+    def edit(root: Path) -> None:
+        for e in edits:
+            e(root)
+
+    return edit
+
+
 LFS = (
     "version https://git-lfs.github.com/spec/v1\n"
     "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
@@ -183,6 +191,21 @@ CASES: dict[str, tuple[Edit, Edit]] = {
             metric_name="code_exec",
             post_process="extract_code_block",
             few_shot_examples=[],
+        ),
+    ),
+    "unused_suppression": (
+        _card(
+            'owner: "@eval-owner"\n',
+            'owner: "@eval-owner"\nsuppress:\n  - {id: example_arith_001, rules: '
+            "[duplicate_prompt], reason: asked twice}\n",
+        ),
+        _both(
+            _append_task(task_id="example_arith_001_again"),
+            _card(
+                'owner: "@eval-owner"\n',
+                'owner: "@eval-owner"\nsuppress:\n  - {id: example_arith_001_again, rules: '
+                "[duplicate_prompt], reason: asked twice}\n",
+            ),
         ),
     ),
     "owner_not_codeowner": (

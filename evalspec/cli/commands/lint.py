@@ -180,15 +180,23 @@ def _ci_document(name: str, report: LintReport) -> str:
 def _summary(report: LintReport, paint: Painter) -> None:
     for d in report.datasets:
         status = paint("ok", "green") if not d.problems else counted(len(d.problems), "problem")
+        if d.suppressed:
+            status += f" ({len(d.suppressed)} suppressed)"
         version = d.version if d.version is not None else "?"
         print(
             f"{one_line(d.path)}: {counted(d.tasks, 'task')}, version {version}, "
             f"{d.content_hash or 'no content hash'} — {status}"
         )
-    total = sum(1 for _ in report.problems())
     if not report.datasets:
         print("no datasets found")
-    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+    print(_total(report, sum(1 for _ in report.problems())))
+
+
+def _total(report: LintReport, problems: int) -> str:
+    """``N problems in M datasets`` and, when the cards suppress some, how many."""
+    suppressed = sum(1 for _ in report.suppressed())
+    more = f", {suppressed} suppressed" if suppressed else ""
+    return f"{counted(problems, 'problem')} in {counted(len(report.datasets), 'dataset')}{more}"
 
 
 def _print_problems(report: LintReport, paint: Painter, *, group: bool) -> None:
@@ -210,15 +218,18 @@ def _print_problems(report: LintReport, paint: Painter, *, group: bool) -> None:
 
 
 def _print_statistics(report: LintReport) -> None:
-    """ruff's ``--statistics``: one line per rule, the count first, most frequent first."""
+    """ruff's ``--statistics``: one line per rule, the count first, most frequent first;
+    then the findings the data cards suppress, per rule."""
     from evalspec.evals.lint.report import statistics
 
     counts = statistics(report)
-    width = len(str(counts[0][1])) if counts else 1
+    suppressed = statistics(report, suppressed=True)
+    width = max((len(str(count)) for _, count in (*counts, *suppressed)), default=1)
     for rule, count in counts:
         print(f"{count:>{width}}  {rule}")
-    total = sum(count for _, count in counts)
-    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+    for rule, count in suppressed:
+        print(f"{count:>{width}}  {rule} (suppressed)")
+    print(_total(report, sum(count for _, count in counts)))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,13 +6,15 @@ by :mod:`.reading` and checked by :mod:`.semantic`."""
 from __future__ import annotations
 
 import os
+from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
 from evalspec.errors import SpecVersionError
 from evalspec.evals import codeowners, gitrepo
-from evalspec.evals.card import DataCard, card_path, parse_card
+from evalspec.evals.card import DataCard, Suppression, card_path, parse_card
 from evalspec.evals.contenthash import content_hash
 from evalspec.evals.labels import Labels, parse_labels
 from evalspec.evals.layout import Layout
@@ -21,14 +23,18 @@ from evalspec.evals.lint.report import (
     DatasetLint,
     LintProblem,
     LintReport,
+    SuppressedProblem,
+    covers,
     from_card,
     record,
     relative_name,
     shorten,
 )
 from evalspec.evals.lint.semantic import SemanticChecks
+from evalspec.evals.lint.settings import known_rules, unknown_code
 from evalspec.evals.records import is_lfs_pointer, read_records
 from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
+from evalspec.io.wording import one_line
 from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry, default_registry
 
@@ -152,6 +158,7 @@ class Linter:
         if card is not None:
             self._check_owner(dataset, card, result)
             self._check_bump(dataset, cpath, hashed, card, result)
+            _suppress(card.suppressions, result)
         return result
 
     def _card(self, cpath: Path, result: DatasetLint) -> DataCard | None:
@@ -263,6 +270,47 @@ class Linter:
                 ),
             )
         )
+
+
+def _suppress(suppressions: Sequence[Suppression], result: DatasetLint) -> None:
+    """Move the tasks' problems the card suppresses to ``result.suppressed``; report
+    each code of an entry that suppresses nothing (``unused_suppression``, as ruff's
+    RUF100), and each code that names no rule."""
+    if not suppressions:
+        return
+    rules = known_rules()
+    entries: dict[str, list[tuple[Suppression, str]]] = defaultdict(list)
+    for s in suppressions:
+        for code in s.rules:
+            if any(covers(code, rule) for rule in rules):
+                entries[s.task_id].append((s, code))
+            else:
+                problem = record(s.line, "card_field", f"{s.field}.rules", unknown_code(code))
+                result.problems.append(LintProblem(result.card, problem))
+    used: set[tuple[Suppression, str]] = set()
+    remaining: list[LintProblem] = []
+    for p in result.problems:
+        task = p.error.task_id
+        matching = [
+            (s, code)
+            for s, code in (entries.get(task, ()) if p.file == result.path and task else ())
+            if covers(code, p.error.rule)
+        ]
+        if matching:
+            used.update(matching)
+            result.suppressed.append(SuppressedProblem(p, matching[0][0].reason))
+        else:
+            remaining.append(p)
+    result.problems[:] = remaining
+    for pairs in entries.values():
+        for s, code in pairs:
+            if (s, code) not in used:
+                message = (
+                    f"suppresses {one_line(code)} for task {one_line(s.task_id)!r}, which has "
+                    "no such problem: remove it, so it cannot hide a later one"
+                )
+                problem = record(s.line, "unused_suppression", s.field, message)
+                result.problems.append(LintProblem(result.card, problem))
 
 
 def _content_differs(old: bytes, dataset: Path, new: Hashed) -> bool:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -196,17 +195,18 @@ def apply_settings(
     selection = settings.selection(given)
 
     @functools.cache
-    def ignored(file: str) -> RuleSelection:
+    def selection_for(file: str) -> RuleSelection:
         relative = layout_relative(layout, file)
         extra = settings.ignored_in(relative) if relative is not None else ()
         return RuleSelection(selection.select, (*selection.ignore, *extra))
 
-    def keep(problems: Iterable[LintProblem]) -> list[LintProblem]:
-        return [p for p in problems if ignored(p.file).keeps(p.error.rule)]
+    def kept(problem: LintProblem) -> bool:
+        return selection_for(problem.file).keeps(problem.error.rule)
 
-    report.layout_problems[:] = keep(report.layout_problems)
+    report.layout_problems[:] = filter(kept, report.layout_problems)
     for d in report.datasets:
-        d.problems[:] = keep(d.problems)
+        d.problems[:] = filter(kept, d.problems)
+        d.suppressed[:] = [s for s in d.suppressed if kept(s.problem)]
 
 
 __all__ = [
