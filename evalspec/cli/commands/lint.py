@@ -24,7 +24,9 @@ def add_parser(sub: Any) -> None:
         help="check the datasets of an evals-as-code layout before they are merged",
         description="Lint datasets: data card, task spec at the card's spec version, labels, "
         "conflicting targets, few-shot leakage, mcq options, id collisions, LFS pointers, code "
-        "owners and version bumps. Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
+        "owners and version bumps. The layout's config/lint.yaml chooses rules (select, ignore, "
+        "per-file-ignores); a data card's suppress: entries suppress findings on single tasks, "
+        "with a reason (docs/lint.md). Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
     )
     p.add_argument(
         "paths",
