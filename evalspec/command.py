@@ -35,12 +35,14 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import IO, Any, Protocol
 
+    from evalspec.authoring.check import SpecReport
     from evalspec.evals.diff import DatasetDiff
     from evalspec.evals.gates import Verdict
     from evalspec.evals.layout import Layout
     from evalspec.evals.lint import LintReport
     from evalspec.manifest import AddResult, FetchResult, Manifest, ManifestProblem
     from evalspec.model import ErrorRecord
+    from evalspec.registry.project import Project
     from evalspec.registry.tables import AnySpec
     from evalspec.scoring.pipeline import ScoreOptions
     from evalspec.validation.engine import Tally
@@ -1437,6 +1439,425 @@ def schema(*, spec_version: int | None = None) -> dict[str, Any]:
     return task_schema(default_registry(spec_version))
 
 
+# --- spec ---------------------------------------------------------------------
+
+
+class SpecResult(_Result):
+    """What a ``spec_*`` function found or did. ``doc`` is the JSON document
+    (``evalspec spec ... --format json``; ``None`` when the action could not run),
+    ``lines`` the same for people, ``errors`` why the action could not run (one
+    line each, without the ``evalspec: error:`` prefix)."""
+
+    __slots__ = ("doc", "errors", "exit_code", "lines")
+
+    exit_code: int
+    doc: dict[str, Any] | None
+    lines: tuple[str, ...]
+    errors: tuple[str, ...]
+
+    def __init__(
+        self,
+        exit_code: int,
+        doc: dict[str, Any] | None = None,
+        lines: Sequence[str] = (),
+        errors: Sequence[str] = (),
+    ) -> None:
+        self._set(exit_code=exit_code, doc=doc, lines=tuple(lines), errors=tuple(errors))
+
+    def __hash__(self) -> int:
+        return hash((self.exit_code, self.lines, self.errors))  # doc is a dict
+
+
+_SPEC_LABELS = {
+    "categories": "categories",
+    "metrics": "metrics",
+    "post_processes": "post-process rules",
+    "fields": "optional fields",
+}
+
+
+def _spec_project(project: Project | None) -> tuple[Project | None, SpecResult | None]:
+    """The project to act on (default: the nearest ``pyproject.toml`` above the
+    working directory), or the result saying why it cannot be loaded."""
+    if project is not None:
+        return project, None
+    from evalspec.registry.project import load_project
+
+    try:
+        return load_project(), None
+    except EvalspecError as exc:
+        return None, SpecResult(EXIT_USAGE, errors=(str(exc),))
+
+
+def _spec_report(project: Project | None) -> tuple[SpecReport | None, SpecResult | None]:
+    """The project's checked chain, or the result when the project or its
+    plugins could not even be loaded (exit 2; the JSON document is the report)."""
+    from evalspec.authoring.check import check_project
+
+    loaded, failed = _spec_project(project)
+    if loaded is None:
+        return None, failed
+    report = check_project(loaded)
+    config = [p.message for p in report.problems if p.check == "config"]
+    if config:
+        return None, SpecResult(EXIT_USAGE, report.to_dict(), errors=config)
+    return report, None
+
+
+def spec_list(project: Project | None = None) -> SpecResult:
+    """Every spec version of ``project``, what it adds, released or pending
+    (``evalspec spec list``); exit 1 when the chain has problems."""
+    from evalspec.authoring.check import summarize
+
+    report, failed = _spec_report(project)
+    if report is None:
+        assert failed is not None
+        return failed
+    rows = []
+    lines = []
+    invalid = {p.version for p in report.problems if p.version is not None}
+    for mig in report.migrations:
+        adds = summarize(mig)
+        status = report.status(mig.version)
+        if mig.version in invalid:
+            status += " (invalid)"
+        rows.append(
+            {
+                "version": mig.version,
+                "parent": mig.parent,
+                "message": mig.message,
+                "origin": mig.origin,
+                "status": status,
+                "adds": adds,
+            }
+        )
+        lines.append(f"{mig.version:>4}  {status:<9} {mig.message}  [{mig.origin}]")
+        added = [
+            f"{_SPEC_LABELS[k]} {', '.join(v)}" for k, v in adds.items() if v and k in _SPEC_LABELS
+        ]
+        parts = [f"adds {'; '.join(added)}"] if added else []
+        if adds["binds"]:
+            parts.append(f"binds {', '.join(adds['binds'])}")
+        if adds["waives"]:
+            parts.append(f"waives {', '.join(adds['waives'])}")
+        if adds["deprecates"]:
+            parts.append(f"deprecates {', '.join(adds['deprecates'])}")
+        lines.append(f"      {'; '.join(parts)}" if parts else "      adds nothing")
+    lines.append(
+        f"in force: spec version {report.released} (lock: {report.lock_label}); head: {report.head}"
+    )
+    if not report.chain_ok:
+        lines.append("the chain is broken:")
+    lines += [f"{p.check}: {p.message}" for p in report.problems]
+    if report.problems:
+        lines.append(f"spec list: {len(report.problems)} problem(s); see `evalspec spec check`")
+    doc = {
+        "versions": rows,
+        "released": report.released,
+        "head": report.head,
+        "lock": report.lock_label,
+        "chain_ok": report.chain_ok,
+        "problems": [p.to_dict() for p in report.problems],
+    }
+    return SpecResult(EXIT_OK if report.ok else EXIT_PROBLEMS, doc, lines)
+
+
+def spec_show(number: int | None = None, project: Project | None = None) -> SpecResult:
+    """The vocabulary and pair table at spec version ``number`` (default: the
+    newest in force) (``evalspec spec show``)."""
+    from evalspec.authoring.check import operation_lines
+    from evalspec.errors import SpecVersionError
+    from evalspec.versions.table import replay
+
+    report, failed = _spec_report(project)
+    if report is None:
+        assert failed is not None
+        return failed
+    if not report.chain_ok:
+        return SpecResult(EXIT_USAGE, errors=("the chain is broken; run `evalspec spec check`",))
+    number = report.released if number is None else number
+    try:
+        spec = replay(report.migrations, number)
+    except SpecVersionError as exc:
+        return SpecResult(EXIT_USAGE, errors=(str(exc),))
+    status = report.status(number)
+    cats = {
+        name: {
+            "metrics": list(c.metrics),
+            "post_processes": list(c.post_processes),
+            "added_in": c.added_in,
+            "fixtures": list(c.fixtures),
+            "single_target_from": list(c.single_target_from),
+            "bound": [{"kind": k, "name": n, "version": v} for k, n, v in c.bound],
+        }
+        for name, c in spec.categories.items()
+    }
+    deprecated = sorted(f"{k} {n}" for k, n in spec.deprecated)
+    doc: dict[str, Any] = {
+        "version": number,
+        "status": status,
+        "categories": cats,
+        "metrics": dict(spec.metrics),
+        "post_processes": dict(spec.post_processes),
+        "deprecated": deprecated,
+        "fields": {
+            f.name: {
+                "choices": list(f.choices),
+                "categories": list(f.categories),
+                "added_in": f.added_in,
+            }
+            for f in spec.fields.values()
+        },
+        "waivers": [
+            {"rule": r, "category": c, "field": f, "value": v}
+            for r, c, f, v in sorted(spec.waivers)
+        ],
+    }
+    mig = report.migrations[number - 1]
+    operations = operation_lines(mig)
+    doc["message"] = mig.message
+    doc["operations"] = operations
+    lines = [f"spec version {number} ({status}): {mig.message}", ""]
+    lines += [f"  {line}" for line in operations]
+    lines += ["", "category pairs:"]
+    for name, c in spec.categories.items():
+        lines.append(f"  {name} (added in {c.added_in})")
+        since = {(k, n): v for k, n, v in c.bound}
+        metrics = [_since(m, since.get(("metric", m))) for m in c.metrics]
+        rules = [_since(r, since.get(("post_process", r))) for r in c.post_processes]
+        lines.append(f"    metrics: {', '.join(metrics)}")
+        lines.append(f"    post_process: {', '.join(rules)}")
+        if c.single_target_from:
+            lines.append(f"    single target from: {', '.join(c.single_target_from)}")
+    lines.append("metrics: " + ", ".join(f"{n} ({v})" for n, v in spec.metrics.items()))
+    lines.append(
+        "post-process rules: " + ", ".join(f"{n} ({v})" for n, v in spec.post_processes.items())
+    )
+    for opt in spec.fields.values():
+        details = [f"one of {', '.join(opt.choices)}"] if opt.choices else []
+        if opt.categories:
+            details.append(f"only in {', '.join(opt.categories)}")
+        shown = f" ({'; '.join(details)})" if details else ""
+        lines.append(f"optional field: {opt.name}{shown} (added in {opt.added_in})")
+    for rule, category, field, value in sorted(spec.waivers):
+        lines.append(f"waived: {rule} for {category} tasks with {field}={value}")
+    if spec.deprecated:
+        lines.append("deprecated: " + ", ".join(deprecated))
+    return SpecResult(EXIT_OK, doc, lines)
+
+
+def _since(name: str, version: int | None) -> str:
+    return name if version is None else f"{name} (bound in {version})"
+
+
+def spec_new(
+    *,
+    category: str,
+    metrics: Sequence[str],
+    post_processes: Sequence[str],
+    fixture: str | None = None,
+    message: str | None = None,
+    project: Project | None = None,
+) -> SpecResult:
+    """Scaffold the next migration of ``project``, adding ``category`` with its
+    ``metrics`` and ``post_processes``, and its fixture stub (``evalspec spec
+    new``); stubs for a plugin module ``[tool.evalspec]`` names but nobody has
+    written yet. The result's ``todo`` (in ``doc``) lists what is left to do."""
+    import contextlib
+
+    from evalspec.io.atomicfile import repository_lock
+
+    loaded, failed = _spec_project(project)
+    if loaded is None:
+        assert failed is not None
+        return failed
+    if loaded.migrations is not None and loaded.root is not None:
+        # The first `spec new` of a project creates its migrations directory.
+        try:
+            loaded.migrations.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return SpecResult(EXIT_USAGE, errors=(f"cannot create {loaded.migrations}: {exc}",))
+    # The chain is read (its head) and version head + 1 written under the lock:
+    # concurrent runs would otherwise all write the same version.
+    held = repository_lock(loaded.root) if loaded.root is not None else contextlib.nullcontext()
+    with held:
+        return _spec_new_locked(loaded, category, metrics, post_processes, fixture, message)
+
+
+def _spec_new_locked(
+    project: Project,
+    category: str,
+    metrics: Sequence[str],
+    post_processes: Sequence[str],
+    fixture: str | None,
+    message: str | None,
+) -> SpecResult:
+    import attrs
+
+    from evalspec.authoring.new import scaffold_migration, scaffold_plugin
+
+    # A plugin module [tool.evalspec] names but nobody has written yet is the
+    # normal state of a first `spec new`: check without it, then scaffold it.
+    missing = project.missing_plugins()
+    present = tuple(p for p in project.plugins if p not in missing)
+    report, failed = _spec_report(attrs.evolve(project, plugins=present) if missing else project)
+    if report is None:
+        assert failed is not None
+        return failed
+    try:
+        made = scaffold_migration(
+            project,
+            report.migrations,
+            category=category,
+            metrics=list(metrics),
+            post_processes=list(post_processes),
+            fixture=fixture,
+            message=message,
+        )
+        # The stubs go to the first missing module only: two copies would
+        # contribute every name twice.
+        plugin_files = [scaffold_plugin(project, missing[0], made, category)] if missing else []
+    except EvalspecError as exc:
+        return SpecResult(EXIT_USAGE, errors=(str(exc),))
+    except OSError as exc:
+        return SpecResult(EXIT_USAGE, errors=(f"cannot write the scaffold: {exc}",))
+    todo = list(made.todo)
+    written = [project.relative(path) for path in plugin_files]
+    todo[-1:-1] = [
+        f"write the project plugin {m!r} listed in [tool.evalspec] plugins (it does not exist)"
+        for m in missing[1:]
+    ]
+    if written:
+        # The generic "implement ... in a plugin" step becomes "fill in the stubs".
+        todo = [t for t in todo if not t.startswith("implement ")]
+        todo.insert(
+            -1,
+            f"fill in the stubs of {', '.join(written)} (they raise NotImplementedError "
+            "until written)",
+        )
+    doc = {
+        "version": made.version,
+        "migration": project.relative(made.migration_file),
+        "fixture": project.relative(made.fixture_file),
+        "fixture_stub_written": made.fixture_written,
+        "plugins_written": written,
+        "todo": todo,
+    }
+    lines = [
+        f"wrote {doc['migration']} (spec version {made.version}, pending)",
+        f"{'wrote stub' if made.fixture_written else 'uses'} {doc['fixture']}",
+        *(f"wrote plugin stub {w}" for w in written),
+        "still to do:",
+        *(f"  {i}. {t}" for i, t in enumerate(todo, start=1)),
+    ]
+    return SpecResult(EXIT_OK, doc, lines)
+
+
+def spec_check(project: Project | None = None) -> SpecResult:
+    """Check ``project``'s chain, gate, lock, fixtures, implementations and
+    changelog (``evalspec spec check``); exit 1 on any problem."""
+    report, failed = _spec_report(project)
+    if report is None:
+        assert failed is not None
+        return failed
+    lines = [f"{p.check}: {p.message}" for p in report.problems]
+    lines += [f"note: {n}" for n in report.notes]
+    pending = report.head - report.released if report.chain_ok else 0
+    if report.ok:
+        lines.append(
+            f"spec check: ok (spec versions 1..{report.released} released, {pending} pending)"
+        )
+    else:
+        lines.append(f"spec check: {len(report.problems)} problem(s)")
+    return SpecResult(EXIT_OK if report.ok else EXIT_PROBLEMS, report.to_dict(), lines)
+
+
+def spec_lock(repair: int | None = None, project: Project | None = None) -> SpecResult:
+    """Release ``project``'s head: record the checksums of its pending versions in
+    its lock (``evalspec spec lock``), refused while the chain has problems.
+    ``repair`` N re-records the checksums of released versions N and later after a
+    deliberate edit (only for versions never published)."""
+    from evalspec.io.atomicfile import repository_lock, resolve_for_write, write_atomic
+    from evalspec.versions.lock import lock_chain
+
+    report, failed = _spec_report(project)
+    if report is None:
+        assert failed is not None
+        return failed
+    loaded = report.project
+    if loaded.root is None or loaded.lock is None:
+        return SpecResult(EXIT_USAGE, errors=("no pyproject.toml here or above: not in a project",))
+    blocking = report.problems
+    if repair is not None:  # the checksum mismatches are what repair is for
+        blocking = tuple(p for p in blocking if p.check != "lock")
+    if blocking:
+        lines = [f"{p.check}: {p.message}" for p in blocking]
+        lines.append(
+            f"spec lock: refusing to release: {len(blocking)} problem(s); "
+            "fix them and run `evalspec spec check`"
+        )
+        return SpecResult(EXIT_PROBLEMS, {**report.to_dict(), "locked": []}, lines)
+    path = loaded.relative(loaded.lock)
+    if repair is not None:
+        return _spec_repair(loaded, report, repair)
+    already = report.released if loaded.has_lock else 0
+    if report.head <= already:
+        return SpecResult(
+            EXIT_OK,
+            {"locked": [], "lock": path, "released": report.released},
+            [f"nothing to lock: spec version {report.head} is already released in {path}"],
+        )
+    lock = lock_chain(report.migrations, path)
+    try:
+        with repository_lock(loaded.root):
+            resolve_for_write(loaded.lock, loaded.root)  # before mkdir: no dirs made outside
+            loaded.lock.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(loaded.lock, lock.to_json(), root=loaded.root)
+    except EvalspecError as exc:
+        return SpecResult(EXIT_USAGE, errors=(str(exc),))
+    except OSError as exc:
+        return SpecResult(EXIT_USAGE, errors=(f"cannot write {path}: {exc.strerror or exc}",))
+    new = [e.version for e in lock.entries if e.version > already]
+    return SpecResult(
+        EXIT_OK,
+        {"locked": new, "lock": path, "released": lock.released},
+        [
+            f"released spec version(s) {', '.join(map(str, new))} in {path}; "
+            f"spec version {lock.released} is now the default"
+        ],
+    )
+
+
+def _spec_repair(project: Project, report: SpecReport, since: int) -> SpecResult:
+    from evalspec.io.atomicfile import repository_lock, write_atomic
+    from evalspec.versions.lock import read_lock, repair
+
+    assert project.lock is not None
+    path = project.relative(project.lock)
+    if not project.has_lock:
+        return SpecResult(EXIT_USAGE, errors=(f"nothing to repair: {path} does not exist",))
+    root = project.root if project.root is not None else project.lock.parent
+    try:
+        with repository_lock(root):
+            old = read_lock(project.lock, path)
+            new = repair(report.migrations, old, since)
+            write_atomic(project.lock, new.to_json(), root=root)
+    except EvalspecError as exc:
+        return SpecResult(EXIT_USAGE, errors=(str(exc),))
+    except OSError as exc:
+        return SpecResult(EXIT_USAGE, errors=(f"cannot write {path}: {exc.strerror or exc}",))
+    changed = [
+        (o.version, o.checksum, n.checksum)
+        for o, n in zip(old.entries, new.entries, strict=True)
+        if o.checksum != n.checksum
+    ]
+    lines = [f"re-recorded spec version {v} in {path}: {a} -> {b}" for v, a, b in changed]
+    if not changed:
+        lines.append(f"nothing to repair: {path} already matches the migrations")
+    doc = {"repaired": [{"version": v, "old": a, "new": b} for v, a, b in changed], "lock": path}
+    return SpecResult(EXIT_OK, doc, lines)
+
+
 __all__ = [
     "CommandUsageError",
     "DatasetValidation",
@@ -1450,6 +1871,7 @@ __all__ = [
     "RenderResult",
     "RenderedFile",
     "ScoreResult",
+    "SpecResult",
     "ValidateResult",
     "diff",
     "gate",
@@ -1460,5 +1882,10 @@ __all__ = [
     "render",
     "schema",
     "score",
+    "spec_check",
+    "spec_list",
+    "spec_lock",
+    "spec_new",
+    "spec_show",
     "validate",
 ]

@@ -407,3 +407,86 @@ def test_schema_of_an_unknown_spec_version_is_an_error() -> None:
 
     with pytest.raises(EvalspecError):
         command.schema(spec_version=999)
+
+
+# --- spec -----------------------------------------------------------------------
+
+
+def _spec_project(root: Path, settings: str = "") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text(
+        f'[project]\nname = "suite"\n\n[tool.evalspec]\n{settings}', encoding="utf-8"
+    )
+    (root / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## [Unreleased]\n\n### Added\n- Spec version 3: category `essay`.\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+def test_spec_list_and_check_of_the_repository_itself() -> None:
+    from evalspec.registry.project import load_project
+
+    project = load_project(ROOT)
+    listed = command.spec_list(project)
+    assert listed.exit_code == 0 and listed.errors == ()
+    assert listed.doc is not None
+    assert [row["version"] for row in listed.doc["versions"]] == [1, 2]
+    assert all(row["status"] == "released" for row in listed.doc["versions"])
+    checked = command.spec_check(project)
+    assert checked.exit_code == 0
+    assert checked.lines[-1] == "spec check: ok (spec versions 1..2 released, 0 pending)"
+
+
+def test_spec_show_gives_the_vocabulary_of_a_version_and_refuses_an_unknown_one() -> None:
+    from evalspec.registry.project import load_project
+
+    project = load_project(ROOT)
+    v1 = command.spec_show(1, project)
+    assert v1.exit_code == 0 and v1.doc is not None
+    assert v1.doc["version"] == 1 and v1.doc["fields"] == {}
+    v2 = command.spec_show(2, project)
+    assert v2.doc is not None and set(v2.doc["fields"]) > set(v1.doc["fields"])
+    unknown = command.spec_show(99, project)
+    assert unknown.exit_code == 2 and unknown.doc is None
+    assert unknown.errors and "99" in unknown.errors[0]
+
+
+def test_spec_new_then_lock_releases_the_scaffolded_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalspec.registry.project import load_project
+
+    root = _spec_project(tmp_path / "suite", 'migrations = "spec_migrations"\n')
+    monkeypatch.chdir(root)
+    made = command.spec_new(
+        category="essay", metrics=["rouge_l"], post_processes=["strip"], message="essays"
+    )
+    assert made.exit_code == 0, made.errors
+    assert made.doc is not None and made.doc["version"] == 3
+    assert (root / made.doc["migration"]).is_file()
+    assert (root / made.doc["fixture"]).is_file()
+    assert made.doc["todo"], "the scaffold says what is left to do"
+    # The fixture stub is not yet a fixture: the release is refused, nothing locked.
+    refused = command.spec_lock(project=load_project(root))
+    assert refused.exit_code == 1
+    assert refused.doc is not None and refused.doc["locked"] == []
+    assert not (root / "evalspec.lock").exists()
+
+
+def test_spec_lock_outside_a_project_is_a_usage_error(tmp_path: Path) -> None:
+    from evalspec.registry.project import Project
+
+    result = command.spec_lock(project=Project(root=None))
+    assert result.exit_code == 2 and result.doc is None
+    assert result.errors == ("no pyproject.toml here or above: not in a project",)
+
+
+def test_spec_of_a_malformed_project_is_a_usage_error_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _spec_project(tmp_path / "broken", "plugins = 3\n")
+    monkeypatch.chdir(root)
+    result = command.spec_check()
+    assert result.exit_code == 2 and result.errors
+    assert "plugins" in result.errors[0]
