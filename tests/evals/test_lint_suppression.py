@@ -109,3 +109,19 @@ def test_a_suppression_never_hides_a_problem_of_the_card_itself(layout: Path) ->
     card.write_text(card.read_text().replace(OWNER, 'owner: "@someone-else"\n'))
     rules = [p.error.rule for p in lint_layout(Layout(layout), check_git=False).problems()]
     assert "owner_not_codeowner" in rules and "unused_suppression" in rules
+
+
+def test_a_task_spec_rule_cannot_be_suppressed(layout: Path) -> None:
+    path = layout / "datasets" / "example.jsonl"
+    lines = path.read_text().splitlines()
+    bad = json.loads(lines[0])
+    bad["task_id"], bad["colour"] = "again_3", "red"  # unknown_field: the spec rejects it
+    path.write_text("\n".join([*lines, json.dumps(bad)]) + "\n")
+    _suppress(layout, "  - {id: again_3, rules: [unknown_field], reason: legacy}\n")
+    report = lint_layout(Layout(layout), check_git=False)
+    found = {(p.error.rule, p.error.field, p.error.task_id) for p in report.problems()}
+    assert ("unknown_field", "colour", "again_3") in found  # still reported
+    assert ("card_field", "suppress[0].rules", None) in found
+    [message] = [p.error.message for p in report.problems() if p.error.rule == "card_field"]
+    assert message.startswith("unknown_field is a task-spec rule, which no suppression lifts")
+    assert list(report.suppressed()) == []

@@ -32,6 +32,7 @@ from evalspec.evals.lint.report import (
 )
 from evalspec.evals.lint.semantic import SemanticChecks
 from evalspec.evals.lint.settings import known_rules, unknown_code
+from evalspec.evals.lintrules import LINT_RULES
 from evalspec.evals.records import is_lfs_pointer, read_records
 from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
 from evalspec.io.wording import one_line
@@ -275,18 +276,26 @@ class Linter:
 def _suppress(suppressions: Sequence[Suppression], result: DatasetLint) -> None:
     """Move the tasks' problems the card suppresses to ``result.suppressed``; report
     each code of an entry that suppresses nothing (``unused_suppression``, as ruff's
-    RUF100), and each code that names no rule."""
+    RUF100), and each code that names no lint rule. Only lint's own rules can be
+    suppressed: a task the spec rejects stays rejected, or lint would pass a file
+    that validate and score refuse."""
     if not suppressions:
         return
-    rules = known_rules()
     entries: dict[str, list[tuple[Suppression, str]]] = defaultdict(list)
     for s in suppressions:
         for code in s.rules:
-            if any(covers(code, rule) for rule in rules):
+            if any(covers(code, rule) for rule in LINT_RULES):
                 entries[s.task_id].append((s, code))
+                continue
+            if any(covers(code, rule) for rule in known_rules()):
+                message = (
+                    f"{one_line(code)} is a task-spec rule, which no suppression lifts: "
+                    "the task would still fail validate and score; fix the task"
+                )
             else:
-                problem = record(s.line, "card_field", f"{s.field}.rules", unknown_code(code))
-                result.problems.append(LintProblem(result.card, problem))
+                message = unknown_code(code)
+            problem = record(s.line, "card_field", f"{s.field}.rules", message)
+            result.problems.append(LintProblem(result.card, problem))
     used: set[tuple[Suppression, str]] = set()
     remaining: list[LintProblem] = []
     for p in result.problems:
@@ -294,7 +303,7 @@ def _suppress(suppressions: Sequence[Suppression], result: DatasetLint) -> None:
         matching = [
             (s, code)
             for s, code in (entries.get(task, ()) if p.file == result.path and task else ())
-            if covers(code, p.error.rule)
+            if covers(code, p.error.rule) and p.error.rule in LINT_RULES
         ]
         if matching:
             used.update(matching)
