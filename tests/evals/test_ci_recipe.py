@@ -28,7 +28,7 @@ import pytest
 yaml = pytest.importorskip("yaml", reason="the workflow is YAML (the evals extra)")
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # wherever the docs put it
 
 STAND_IN_MODEL = '''\
 """A stand-in for the team's harness: answers the scaffold's example prompts."""
@@ -51,7 +51,7 @@ for line in sys.stdin:
 
 
 def _blocks(language: str) -> list[str]:
-    fence = re.compile(rf"^```{language}\n(.*?)^```", re.DOTALL | re.MULTILINE)
+    fence = re.compile(rf"^```{language}(?:[ \t][^\n]*)?\n(.*?)^```", re.DOTALL | re.MULTILINE)
     return [b for path in DOCUMENTS for b in fence.findall(path.read_text(encoding="utf-8"))]
 
 
