@@ -129,6 +129,24 @@ def test_a_settings_path_that_is_no_file_is_an_error(tmp_path: Path) -> None:
         read_settings(Layout(tmp_path))
 
 
+def test_a_settings_symlink_out_of_the_repository_is_refused_unread(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)  # the repository's root
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("token_abc123: [card]\n")
+    (repo / "config").mkdir()
+    (repo / "config" / "lint.yaml").symlink_to(secret)
+    with pytest.raises(SettingsError) as caught:
+        read_settings(Layout(repo))
+    [problem] = caught.value.problems
+    assert "refusing to read" in problem and "outside the repository" in problem
+    assert "token_abc123" not in problem
+    (repo / "config" / "lint.yaml").unlink()
+    (repo / "config" / "lint.yaml").symlink_to(tmp_path / "missing")
+    with pytest.raises(SettingsError, match="cannot read"):
+        read_settings(Layout(repo))  # a dangling symlink is an error, not "no settings"
+
+
 def test_the_documented_settings_are_valid_settings(tmp_path: Path) -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
     blocks = re.findall(r"```yaml\n(.*?)```", docs, re.DOTALL)

@@ -34,7 +34,8 @@ from evalspec.errors import EvalspecError
 from evalspec.evals.layout import Layout
 from evalspec.evals.lint.report import LintProblem, LintReport, RuleSelection, covers, relative_name
 from evalspec.evals.yamlfile import YamlMapping, YamlSyntaxError, load_mapping
-from evalspec.io.safeload import DocumentError, read_text_bounded
+from evalspec.io.repository import OutsideRootError, open_inside, repository_of
+from evalspec.io.safeload import MAX_YAML_BYTES, DocumentError
 from evalspec.io.wording import one_line
 
 SETTINGS_FILE = "lint.yaml"
@@ -99,13 +100,18 @@ def read_settings(layout: Layout) -> LintSettings:
     """
     path = layout.config / SETTINGS_FILE
     shown = relative_name(path)
-    if not path.is_file():
-        if path.exists() or path.is_symlink():
-            raise SettingsError([f"{shown}: not a regular file"])
+    if not (path.exists() or path.is_symlink()):
         return LintSettings()
     try:
-        text = read_text_bounded(path)
-        mapping = load_mapping(text, what="the lint settings file")
+        # Opened once, inside the repository: a symlink to a file elsewhere would
+        # have its keys printed back in the problems.
+        with open_inside(path, repository_of(str(layout.root))) as f:
+            data = f.read(MAX_YAML_BYTES + 1)
+        if len(data) > MAX_YAML_BYTES:
+            raise DocumentError(f"larger than the {MAX_YAML_BYTES >> 20} MiB limit")
+        mapping = load_mapping(data.decode("utf-8"), what="the lint settings file")
+    except OutsideRootError as exc:
+        raise SettingsError([f"refusing to read {shown}: {_why(exc)}"]) from None
     except (OSError, UnicodeDecodeError, DocumentError) as exc:
         raise SettingsError([f"cannot read {shown}: {exc}"]) from None
     except YamlSyntaxError as exc:
@@ -115,6 +121,11 @@ def read_settings(layout: Layout) -> LintSettings:
     if problems:
         raise SettingsError([text for _, text in sorted(problems, key=lambda p: p[0])])
     return settings
+
+
+def _why(exc: OutsideRootError) -> str:
+    """The reason of an :class:`OutsideRootError`, without the path it repeats."""
+    return str(exc).split(": ", 1)[-1]
 
 
 def _settings(mapping: YamlMapping, shown: str, problems: list[tuple[int, str]]) -> LintSettings:
