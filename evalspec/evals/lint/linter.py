@@ -34,10 +34,14 @@ from evalspec.evals.lint.semantic import SemanticChecks
 from evalspec.evals.lint.settings import known_rules, unknown_code
 from evalspec.evals.lintrules import LINT_RULES
 from evalspec.evals.records import is_lfs_pointer, read_records
-from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
+from evalspec.io.repository import OutsideRootError, repository_of
+from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_text_inside
 from evalspec.io.wording import one_line
 from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry, default_registry
+
+UNREADABLE = (OSError, UnicodeDecodeError, DocumentError, OutsideRootError)
+"""Why a card, the labels file or CODEOWNERS could not be read (an I/O error)."""
 
 
 @attrs.define
@@ -54,8 +58,11 @@ class Linter:
     _codeowners: list[codeowners.Rule] | None = attrs.field(init=False, default=None)
     _codeowners_file: Path | None = attrs.field(init=False, default=None)
     _base_exists: bool = attrs.field(init=False, default=False)
+    _repository: str = attrs.field(init=False, default="")
+    """What the layout's files are read inside: a symlink out of it is refused."""
 
     def __attrs_post_init__(self) -> None:
+        self._repository = repository_of(str(self.layout.root))
         self._read_labels()
         self._git_root = gitrepo.toplevel(self.layout.root)
         if self._git_root is not None and self.check_git:
@@ -70,8 +77,8 @@ class Linter:
         self._codeowners_file = codeowners.find_codeowners(self._owner_root)
         if self._codeowners_file is not None:
             try:
-                text = read_text_bounded(self._codeowners_file, MAX_TEXT_BYTES)
-            except (OSError, UnicodeDecodeError, DocumentError) as exc:
+                text = read_text_inside(self._codeowners_file, self._repository, MAX_TEXT_BYTES)
+            except UNREADABLE as exc:
                 self.report.io_errors.append(
                     f"cannot read {relative_name(self._codeowners_file)}: {exc}"
                 )
@@ -96,8 +103,8 @@ class Linter:
             )
             return
         try:
-            text = read_text_bounded(path)
-        except (OSError, UnicodeDecodeError, DocumentError) as exc:
+            text = read_text_inside(path, self._repository)
+        except UNREADABLE as exc:
             self.report.io_errors.append(f"cannot read {shown}: {exc}")
             return
         labels, problems = parse_labels(text)
@@ -178,8 +185,8 @@ class Linter:
             )
             return None
         try:
-            text = read_text_bounded(cpath, MAX_TEXT_BYTES)
-        except (OSError, UnicodeDecodeError, DocumentError) as exc:
+            text = read_text_inside(cpath, self._repository, MAX_TEXT_BYTES)
+        except UNREADABLE as exc:
             self.report.io_errors.append(f"cannot read {result.card}: {exc}")
             return None
         card, problems = parse_card(text)

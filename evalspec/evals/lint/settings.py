@@ -34,8 +34,8 @@ from evalspec.errors import EvalspecError
 from evalspec.evals.layout import Layout
 from evalspec.evals.lint.report import LintProblem, LintReport, RuleSelection, covers, relative_name
 from evalspec.evals.yamlfile import YamlMapping, YamlSyntaxError, load_mapping
-from evalspec.io.repository import OutsideRootError, open_inside, repository_of
-from evalspec.io.safeload import MAX_YAML_BYTES, DocumentError
+from evalspec.io.repository import OutsideRootError, repository_of
+from evalspec.io.safeload import DocumentError, read_text_inside
 from evalspec.io.wording import one_line
 
 SETTINGS_FILE = "lint.yaml"
@@ -103,13 +103,8 @@ def read_settings(layout: Layout) -> LintSettings:
     if not (path.exists() or path.is_symlink()):
         return LintSettings()
     try:
-        # Opened once, inside the repository: a symlink to a file elsewhere would
-        # have its keys printed back in the problems.
-        with open_inside(path, repository_of(str(layout.root))) as f:
-            data = f.read(MAX_YAML_BYTES + 1)
-        if len(data) > MAX_YAML_BYTES:
-            raise DocumentError(f"larger than the {MAX_YAML_BYTES >> 20} MiB limit")
-        mapping = load_mapping(data.decode("utf-8"), what="the lint settings file")
+        text = read_text_inside(path, repository_of(str(layout.root)))
+        mapping = load_mapping(text, what="the lint settings file")
     except OutsideRootError as exc:
         raise SettingsError([f"refusing to read {shown}: {_why(exc)}"]) from None
     except (OSError, UnicodeDecodeError, DocumentError) as exc:
