@@ -207,7 +207,6 @@ def test_an_unknown_rule_code_is_a_usage_error(
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err.splitlines() == [
-        "evalspec: error: unknown rule code 'crad_missing' (the rules are listed in the "
-        "docs' Problem codes page, docs/codes.md: the lint rules and `evalspec validate`'s "
-        "rule codes)"
+        "evalspec: error: unknown rule code 'crad_missing' (docs/codes.md lists the rules: "
+        "the lint rules and `evalspec validate`'s rule codes)"
     ]
