@@ -12,3 +12,17 @@ class DigestTable:
     def add(self, ids: list[str], lines: object, offsets: object, /) -> list[int]: ...
     def find(self, task_id: str, /) -> list[tuple[int, int]]: ...
     def insert(self, task_id: str, line: int, offset: int, /) -> None: ...
+
+class Voucher:
+    """The fast path's whole per-line check of one spec version, in one pass a line."""
+
+    def __init__(
+        self,
+        *,
+        fields: tuple[str, ...],
+        example_fields: tuple[str, ...],
+        legal: dict[tuple[str, str, str], frozenset[str] | None],
+        max_few_shot: int,
+        max_depth: int,
+    ) -> None: ...
+    def block(self, data: bytes | bytearray | memoryview, /) -> tuple[list[str | None], bytes]: ...

@@ -185,29 +185,47 @@ def check_block(
 ) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file,
     numbered from ``origin`` when it is known (a worker does not know it)."""
-    # Split exactly as read_lines splits a file (at b"\n", each line keeping
-    # it; the line checks drop it). _blocks already bounded the line length,
-    # so the hot path takes the C splitter rather than the bounded generator.
-    lines = io.BytesIO(data).readlines()
     # Line 1 may carry a BOM; any other chunk's first line is numbered (at least)
     # 2 so it is never taken for line 1. The parent renumbers, if need be.
     if origin <= 0:
         origin = 1 if start == 0 else 2
-    n = len(lines)
-    # The hot loop runs in C (map); only lines the fast path cannot vouch for
-    # (None) come back to Python, found with list.index.
-    got: list[str | None] = fast.vouch_ids(lines, data) if fast is not None else [None] * n
+    got: list[str | None]
+    if fast is not None and fast.core_block is not None:
+        # The compiled core splits the block and vouches for most lines in one pass,
+        # building no bytes object for them; the lines it leaves (None) are cut out
+        # of the block for the Python fast path, then the precise path.
+        got, lengths_bytes = fast.core_block(data)
+        lengths = array("q")
+        lengths.frombytes(lengths_bytes)
+        n = len(got)
+        starts = list(itertools.accumulate(lengths, initial=0))
+
+        def line(i: int) -> bytes:
+            return data[starts[i] : starts[i + 1]]
+
+        vouch_id = fast.vouch_id
+        for i in _nones(got):
+            got[i] = vouch_id(line(i))
+    else:
+        # Split exactly as read_lines splits a file (at b"\n", each line keeping
+        # it; the line checks drop it). _blocks already bounded the line length,
+        # so the hot path takes the C splitter rather than the bounded generator.
+        lines = io.BytesIO(data).readlines()
+
+        def line(i: int) -> bytes:
+            return lines[i]
+
+        n = len(lines)
+        lengths = array("q", map(len, lines))  # line ending included
+        # The hot loop runs in C (map); only lines the fast path cannot vouch for
+        # (None) come back to Python.
+        got = fast.vouch_ids(lines, data) if fast is not None else [None] * n
     errors: list[LineResult] = []
     skipped = array("q")
     blanks = 0
-    i = -1
-    while True:
-        try:
-            i = got.index(None, i + 1)
-        except ValueError:
-            break
+    for i in _nones(got):
         # The precise path; only an invalid line builds value objects.
-        outcome = line_outcome(origin + i, lines[i], spec)
+        outcome = line_outcome(origin + i, line(i), spec)
         if outcome is not None and not outcome[1]:
             got[i] = outcome[0]["task_id"]
             continue
@@ -219,9 +237,20 @@ def check_block(
 
             errors.append(LineResult(origin + i, None, outcome[1]))
     ids = "\n".join(filter(None, got))  # valid ids are never empty
-    lengths = array("q", map(len, lines))  # line ending included
     end = start + len(data)
     return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
+
+
+def _nones(got: list[str | None]) -> list[int]:
+    """The positions of ``None`` in ``got``, found in C (``list.index``)."""
+    found: list[int] = []
+    i = -1
+    while True:
+        try:
+            i = got.index(None, i + 1)
+        except ValueError:
+            return found
+        found.append(i)
 
 
 def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
