@@ -401,7 +401,7 @@ static uint32_t mix32(uint32_t h) {
 
 /* The 32-bit digest of a str, from its UTF-8 bytes (lone surrogates encoded as
  * themselves, "surrogatepass"): the same in every process. -1 on error. */
-static int64_t id_digest(DigestTable *t, PyObject *id) {
+static int64_t full_digest(PyObject *id) {
     Py_ssize_t n;
     const char *bytes;
     PyObject *encoded = NULL;
@@ -421,10 +421,43 @@ static int64_t id_digest(DigestTable *t, PyObject *id) {
     }
     h = hash_bytes((const unsigned char *)bytes, (size_t)n);
     Py_XDECREF(encoded);
-    h = (uint32_t)(h ^ (h >> 32));
-    if (t->weak < 32)
-        h &= (((uint64_t)1) << t->weak) - 1;
-    return (int64_t)h;
+    return (int64_t)(uint32_t)(h ^ (h >> 32));
+}
+
+static uint32_t weaken(const DigestTable *t, uint32_t h) {
+    return t->weak < 32 ? h & (uint32_t)((((uint64_t)1) << t->weak) - 1) : h;
+}
+
+static int64_t id_digest(DigestTable *t, PyObject *id) {
+    int64_t h = full_digest(id);
+    return h < 0 ? h : (int64_t)weaken(t, (uint32_t)h);
+}
+
+/* id_digests(ids): the 32-bit digests of a list of str, as native uint32 bytes (what
+ * a worker process sends its parent instead of the ids). */
+static PyObject *id_digests(PyObject *self, PyObject *ids) {
+    PyObject *out;
+    Py_ssize_t i, n;
+    (void)self;
+    if (!PyList_Check(ids)) {
+        PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
+        return NULL;
+    }
+    n = PyList_GET_SIZE(ids);
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < n && i < PyList_GET_SIZE(ids); i++) {
+        int64_t h = full_digest(PyList_GET_ITEM(ids, i));
+        uint32_t digest = (uint32_t)h;
+        if (h < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        memcpy(PyBytes_AS_STRING(out) + i * (Py_ssize_t)sizeof(uint32_t), &digest,
+               sizeof(digest));
+    }
+    return out;
 }
 
 static uint32_t slot_tag(const uint64_t *slot) {
@@ -499,29 +532,32 @@ static int get_int64s(PyObject *obj, Py_buffer *view, Py_ssize_t n, const char *
     return 1;
 }
 
-static PyObject *DigestTable_add(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
-    PyObject *ids, *candidates;
+/* Insert each entry whose digest is new; the positions of the others, in order.
+ * The digests come from ids (a list of str) or, when ids is NULL, from digests
+ * (n native uint32, as id_digests wrote them). */
+static PyObject *add_entries(DigestTable *t, PyObject *ids, const Py_buffer *digests, Py_ssize_t n,
+                             PyObject *lines_obj, PyObject *offsets_obj) {
+    PyObject *candidates;
     Py_buffer lines, offsets;
-    Py_ssize_t n, i;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "add(ids, lines, offsets) takes 3 arguments");
+    Py_ssize_t i;
+    if (!get_int64s(lines_obj, &lines, n, "lines"))
         return NULL;
-    }
-    ids = args[0];
-    if (!PyList_Check(ids)) {
-        PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
-        return NULL;
-    }
-    n = PyList_GET_SIZE(ids);
-    if (!get_int64s(args[1], &lines, n, "lines"))
-        return NULL;
-    if (!get_int64s(args[2], &offsets, n, "offsets")) {
+    if (!get_int64s(offsets_obj, &offsets, n, "offsets")) {
         PyBuffer_Release(&lines);
         return NULL;
     }
     candidates = PyList_New(0);
-    for (i = 0; candidates != NULL && i < n && i < PyList_GET_SIZE(ids); i++) {
-        int64_t digest = id_digest(t, PyList_GET_ITEM(ids, i));
+    for (i = 0; candidates != NULL && i < n; i++) {
+        int64_t digest;
+        if (ids != NULL) {
+            if (i >= PyList_GET_SIZE(ids))
+                break; /* the list shrank under us: stop, never read past it */
+            digest = id_digest(t, PyList_GET_ITEM(ids, i));
+        } else {
+            uint32_t d;
+            memcpy(&d, (const char *)digests->buf + i * (Py_ssize_t)sizeof(uint32_t), sizeof(d));
+            digest = (int64_t)weaken(t, d);
+        }
         if (digest < 0) {
             Py_CLEAR(candidates);
             break;
@@ -538,6 +574,38 @@ static PyObject *DigestTable_add(DigestTable *t, PyObject *const *args, Py_ssize
     }
     PyBuffer_Release(&lines);
     PyBuffer_Release(&offsets);
+    return candidates;
+}
+
+static PyObject *DigestTable_add(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "add(ids, lines, offsets) takes 3 arguments");
+        return NULL;
+    }
+    if (!PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
+        return NULL;
+    }
+    return add_entries(t, args[0], NULL, PyList_GET_SIZE(args[0]), args[1], args[2]);
+}
+
+static PyObject *DigestTable_add_digests(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer digests;
+    PyObject *candidates;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "add_digests(digests, lines, offsets) takes 3 arguments");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &digests, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (digests.len % (Py_ssize_t)sizeof(uint32_t) != 0) {
+        PyBuffer_Release(&digests);
+        PyErr_SetString(PyExc_ValueError, "digests: 4 bytes a digest");
+        return NULL;
+    }
+    candidates = add_entries(t, NULL, &digests, digests.len / (Py_ssize_t)sizeof(uint32_t),
+                             args[1], args[2]);
+    PyBuffer_Release(&digests);
     return candidates;
 }
 
@@ -629,6 +697,9 @@ static PyMethodDef DigestTable_methods[] = {
      "add(ids, lines, offsets, /)\n--\n\n"
      "Insert each id (a list of str; lines and offsets: array('q')) whose digest is\n"
      "new; return the positions of the others, in order (candidates to decide)."},
+    {"add_digests", (PyCFunction)(void (*)(void))DigestTable_add_digests, METH_FASTCALL,
+     "add_digests(digests, lines, offsets, /)\n--\n\n"
+     "add(), with the ids' digests as id_digests() wrote them."},
     {"find", (PyCFunction)DigestTable_find, METH_O,
      "find(task_id, /)\n--\n\n(line, offset) of every entry whose digest is task_id's."},
     {"insert", (PyCFunction)(void (*)(void))DigestTable_insert, METH_FASTCALL,
@@ -1519,6 +1590,9 @@ static PyTypeObject VoucherType = {
 };
 
 static PyMethodDef core_methods[] = {
+    {"id_digests", (PyCFunction)id_digests, METH_O,
+     "id_digests(ids, /)\n--\n\n"
+     "The 32-bit digests of a list of str (UTF-8, surrogatepass), as native uint32 bytes."},
     {"unique_keys", (PyCFunction)(void (*)(void))unique_keys, METH_FASTCALL,
      "unique_keys(data, max_depth, /)\n--\n\n"
      "True when the JSON text ``data`` is well nested, at most ``max_depth`` deep,\n"

@@ -63,7 +63,18 @@ class ChunkResult:
     ``evalspec validate``, which does not import attrs.
     """
 
-    __slots__ = ("end", "errors", "ids", "lengths", "lines", "origin", "skipped", "start", "total")
+    __slots__ = (
+        "digests",
+        "end",
+        "errors",
+        "ids",
+        "lengths",
+        "lines",
+        "origin",
+        "skipped",
+        "start",
+        "total",
+    )
 
     def __init__(
         self,
@@ -76,6 +87,7 @@ class ChunkResult:
         ids: str,
         skipped: array[int],
         lengths: array[int],
+        digests: bytes | None = None,
     ) -> None:
         self.start = start
         self.end = end
@@ -89,6 +101,10 @@ class ChunkResult:
         """The numbers of the lines that are not valid tasks (invalid or blank)."""
         self.lengths = lengths
         """Each line's length in bytes, without its newline (to find a line again)."""
+        self.digests = digests
+        """Instead of ``ids`` (then empty), when the parent keeps a digest table: the
+        valid lines' task ids as 32-bit digests (``_core.id_digests``), 4 bytes an id
+        rather than the id itself."""
 
 
 class Tally:
@@ -171,20 +187,27 @@ def check_chunk(
     spec: AnySpec,
     fast: FastPath | None,
     identity: tuple[int, int] | None = None,
+    digest: Callable[[list[str]], bytes] | None = None,
 ) -> ChunkResult:
     """Stages 1-5 on the lines in bytes ``start:end`` of ``path`` (what a worker does).
 
     :raises FileChanged: ``identity`` is given and ``path`` is no longer that file.
     """
     data = read_span(path, start, end, identity)
-    return check_block(data, start, spec, fast)
+    return check_block(data, start, spec, fast, digest=digest)
 
 
 def check_block(
-    data: bytes, start: int, spec: AnySpec, fast: FastPath | None, origin: int = 0
+    data: bytes,
+    start: int,
+    spec: AnySpec,
+    fast: FastPath | None,
+    origin: int = 0,
+    digest: Callable[[list[str]], bytes] | None = None,
 ) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file,
-    numbered from ``origin`` when it is known (a worker does not know it)."""
+    numbered from ``origin`` when it is known (a worker does not know it). With
+    ``digest`` (``_core.id_digests``) the result carries the ids' digests, not the ids."""
     # Line 1 may carry a BOM; any other chunk's first line is numbered (at least)
     # 2 so it is never taken for line 1. The parent renumbers, if need be.
     if origin <= 0:
@@ -236,8 +259,11 @@ def check_block(
             from evalspec.validation.validator import LineResult
 
             errors.append(LineResult(origin + i, None, outcome[1]))
-    ids = "\n".join(filter(None, got))  # valid ids are never empty
     end = start + len(data)
+    if digest is not None:
+        digests = digest(list(filter(None, got)))  # valid ids are never empty
+        return ChunkResult(start, end, origin, n, n - blanks, errors, "", skipped, lengths, digests)
+    ids = "\n".join(filter(None, got))
     return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
 
 
@@ -310,7 +336,7 @@ def _first_overlong(block: bytes, limit: int) -> int | None:
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
+def _init_worker(spec_doc: dict[str, Any], fast: bool, digests: bool = False) -> None:
     from evalspec.registry.snapshot import decode_spec
 
     # Ctrl-C is the parent's to handle: it stops the pool and exits 130; SIGTERM
@@ -326,11 +352,20 @@ def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
         _worker["fast"] = FastPath(spec)
     else:
         _worker["fast"] = None
+    # The parent keeps a digest table: send it digests, not ids (4 bytes an id). A
+    # worker without the core sends ids, which the parent takes as well.
+    _worker["digest"] = None
+    if digests:
+        from evalspec.validation.fast import compiled_core
+
+        core = compiled_core()
+        _worker["digest"] = None if core is None else core.id_digests
 
 
 def _work(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
     path, start, end, identity = job
-    return check_chunk(path, start, end, _worker["spec"], _worker["fast"], identity)
+    spec, fast, digest = _worker["spec"], _worker["fast"], _worker["digest"]
+    return check_chunk(path, start, end, spec, fast, identity, digest)
 
 
 # -- the parent -------------------------------------------------------------------
@@ -408,7 +443,7 @@ def iter_problems(
             spans,
             workers=min(n_jobs, len(spans)),
             initializer=_init_worker,
-            initargs=(encode_spec(spec), fast),
+            initargs=(encode_spec(spec), fast, seen.needs_offsets),
             path=path,
         )
         try:
@@ -482,15 +517,23 @@ def _resolve(
     tally: Tally,
 ) -> Iterator[LineResult]:
     shift = first_line - result.origin
-    ids = result.ids.split("\n") if result.ids else []
     skip = set(result.skipped)
     end = result.origin + result.lines
     numbers = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
     starts: list[int] = []
+    digests = result.digests
+    ids: list[str] = []
+    if digests is None:
+        ids = result.ids.split("\n") if result.ids else []
     if seen.needs_offsets:  # each id's line offset, for reading the line again
         starts = list(itertools.accumulate(result.lengths, initial=result.start))
         index = map(operator.sub, numbers, itertools.repeat(result.origin))
-        repeats = seen.add_all(ids, numbers, shift, map(starts.__getitem__, index))
+        at = map(starts.__getitem__, index)
+        if digests is not None:
+            assert isinstance(seen, DigestIdTable)  # a worker sends digests only to one
+            repeats = seen.add_digests(digests, numbers, shift, at)
+        else:
+            repeats = seen.add_all(ids, numbers, shift, at)
     else:
         repeats = seen.add_all(ids, numbers, shift)
     duplicates: list[LineResult] = []
@@ -501,7 +544,11 @@ def _resolve(
         for pos, first in repeats:
             offset = starts[numbers[pos] - result.origin]
             number = numbers[pos] + shift
-            record = duplicate_record(number, ids[pos], first, line_at(offset))
+            if isinstance(seen, DigestIdTable) and digests is not None:
+                task_id = seen.read_id(offset, number)  # the worker sent its digest only
+            else:
+                task_id = ids[pos]
+            record = duplicate_record(number, task_id, first, line_at(offset))
             duplicates.append(LineResult(number, None, (record,)))
     errors = result.errors
     if shift:

@@ -66,7 +66,8 @@ def check(raw: bytes, counts: dict[str, int]) -> bool:
 
 def tables(rng: random.Random, counts: dict[str, int]) -> None:
     """The digest table under the sanitizers: random ids (surrogates, empty, long)
-    in batches, with digests of 1 to 32 bits, held to a dict of first lines."""
+    in batches, as ids or as their digests, with digests of 1 to 32 bits, held to a
+    dict of first lines."""
     from array import array
 
     alphabet = ["a", "b", "\ud800", "\U0001f600", "\x00", "é"]
@@ -81,7 +82,11 @@ def tables(rng: random.Random, counts: dict[str, int]) -> None:
             ]
             lines = array("q", range(line + 1, line + 1 + len(batch)))
             line += len(batch)
-            candidates = set(table.add(batch, lines, array("q", (n * 7 for n in lines))))
+            offsets = array("q", (n * 7 for n in lines))
+            if rng.random() < 0.5:  # as a worker sends them: digests only
+                candidates = set(table.add_digests(_core.id_digests(batch), lines, offsets))
+            else:
+                candidates = set(table.add(batch, lines, offsets))
             for pos, task_id in enumerate(batch):
                 if task_id in first:
                     assert pos in candidates, (task_id, first[task_id])
