@@ -657,6 +657,24 @@ static PyObject *DigestTable_insert(DigestTable *t, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
+/* reserve(n): room for n entries in all (at most 3/4 full) in one resize, so a
+ * table that will hold n never holds its old and new slots at once later. */
+static PyObject *DigestTable_reserve(DigestTable *t, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    size_t slots = t->mask + 1;
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0 || (size_t)n > (((size_t)1) << 31)) {
+        PyErr_SetString(PyExc_ValueError, "reserve: 0 to 2**31 entries");
+        return NULL;
+    }
+    while ((size_t)n * 4 > slots * 3)
+        slots *= 2;
+    if (slots > t->mask + 1 && !table_resize(t, slots))
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyObject *DigestTable_nbytes(DigestTable *t, void *closure) {
     (void)closure;
     return PyLong_FromSize_t((t->mask + 1) * 2 * sizeof(uint64_t));
@@ -700,6 +718,8 @@ static PyMethodDef DigestTable_methods[] = {
     {"add_digests", (PyCFunction)(void (*)(void))DigestTable_add_digests, METH_FASTCALL,
      "add_digests(digests, lines, offsets, /)\n--\n\n"
      "add(), with the ids' digests as id_digests() wrote them."},
+    {"reserve", (PyCFunction)DigestTable_reserve, METH_O,
+     "reserve(n, /)\n--\n\nRoom for n entries in all, in one resize."},
     {"find", (PyCFunction)DigestTable_find, METH_O,
      "find(task_id, /)\n--\n\n(line, offset) of every entry whose digest is task_id's."},
     {"insert", (PyCFunction)(void (*)(void))DigestTable_insert, METH_FASTCALL,

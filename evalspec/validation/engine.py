@@ -428,6 +428,8 @@ def iter_problems(
                     fast_path = FastPath(spec)  # the same verdicts, sooner on big input
                 # Numbered as they are reported: no error record is built twice.
                 result = check_block(data, start, spec, fast_path, first_line)
+                if start == 0 and isinstance(seen, DigestIdTable):
+                    seen.reserve(_expected_ids(result, tally.size))
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
                 first_line += result.lines
                 if on_chunk is not None:
@@ -448,12 +450,22 @@ def iter_problems(
         )
         try:
             for result in results:
+                if result.start == 0 and isinstance(seen, DigestIdTable):
+                    seen.reserve(_expected_ids(result, tally.size))
                 yield from _resolve(result, first_line, seen, _in_file(f), tally)
                 first_line += result.lines
                 if on_chunk is not None:
                     on_chunk(tally)
         finally:
             results.close()  # a reader that stops early ends the workers now, not at GC
+
+
+def _expected_ids(first: ChunkResult, size: int) -> int:
+    """The ids a file of ``size`` bytes will hold, judged from its first chunk (5% more,
+    and at most one id per 16 bytes): the digest table makes room for them at once."""
+    read = max(1, first.end - first.start)
+    valid = first.total - len(first.errors)
+    return min(size // 16, int(valid * size / read * 1.05))
 
 
 def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:

@@ -148,6 +148,11 @@ class DigestIdTable:
         found = self._table.add_digests(digests, line_of, at)
         return self._decide(found, lambda pos: self.read_id(at[pos], line_of[pos]), line_of, at)
 
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` ids in all, in one resize: a table grown by doubling holds its
+        old and its new slots at once (1.5x its size) when it grows."""
+        self._table.reserve(n)
+
     def read_id(self, offset: int, line: int) -> str:
         """The task id of the valid line ``line``, which starts at byte ``offset``."""
         return self._first_id(offset, line)

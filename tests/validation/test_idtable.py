@@ -175,6 +175,24 @@ def test_the_digest_table_takes_16_bytes_a_slot_at_most_three_quarters_full() ->
 
 
 @needs_core
+def test_a_reserved_table_grows_once() -> None:
+    assert core is not None
+    t = core.DigestTable()
+    t.reserve(300_000)
+    assert t.nbytes == 2**19 * 16  # 300k > 3/4 of 2**18 slots
+    t.reserve(10)  # never shrinks
+    assert t.nbytes == 2**19 * 16
+    table, file = _digest_table(32)
+    table.reserve(1000)
+    file.ids = {i: f"t{i}" for i in range(1000)}
+    assert table.add_all(list(file.ids.values()), range(1, 1001), 0, range(1000)) == []
+    with pytest.raises(ValueError):
+        t.reserve(-1)
+    with pytest.raises(ValueError):
+        t.reserve(2**40)
+
+
+@needs_core
 def test_bad_arguments_are_errors_not_crashes() -> None:
     assert core is not None
     t = core.DigestTable()
