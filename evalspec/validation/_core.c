@@ -1,6 +1,10 @@
 /*
  * evalspec.validation._core: the compiled part of the validator's fast path.
  *
+ * Three parts: unique_keys (below), the repeated-key proof on its own; Voucher, the
+ * fast path's whole per-line check, which reuses the proof's key records; and
+ * DigestTable, the task ids as digests (with id_digests, what workers send).
+ *
  * The one check no installable JSON parser does for us: that no object in a
  * line repeats a key, at any depth. Every fast parser keeps the last of two
  * equal keys, so the fast path must prove their absence before it vouches for

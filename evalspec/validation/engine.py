@@ -8,7 +8,8 @@ numbers and byte offsets, and counts. The parent takes chunk results in file
 order, numbers their lines, and decides task-id uniqueness (stage 6) in line
 order, so the output of ``--jobs N`` is the output of ``--jobs 1``, byte for
 byte, and starts before the file is finished. Validated tasks are never
-built, kept or sent: only ids cross process boundaries.
+built, kept or sent: only ids cross process boundaries (their 32-bit digests
+when the parent keeps the digest table).
 
 How the workers run (start method, look-ahead, a lost worker) is
 :mod:`evalspec.validation.pool`; that a worker reads the file the parent opened

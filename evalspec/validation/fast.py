@@ -39,6 +39,9 @@ closed:
   compiler exists) one pass over the raw bytes proves it instead, exactly
   (a key is its decoded string, escapes included), and the accounting, the
   re-encoding and the escape search are skipped: see :func:`compiled_core`.
+  The core's ``Voucher`` (:attr:`FastPath.core_block`) goes further: it checks
+  whole blocks of lines in C, everything below included, and leaves what it
+  cannot decide to the checks here.
 - **Integers beyond 64 bits.** msgspec decodes them exactly, as the precise
   path does (up to the same digit limit). orjson turns them into floats; a float in a valid task can
   only sit in ``metadata``; such a float has magnitude >= 2**63, which
