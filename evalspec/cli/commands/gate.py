@@ -158,13 +158,14 @@ def _print_text(
 
 def run(args: argparse.Namespace) -> int:
     from evalspec.evals.gates import (
+        REFUSED_SANDBOX_ERRORS,
         GateConfigError,
         ReportError,
         by_dataset,
         check,
         incomparable,
         parse_gates,
-        sandbox_errors,
+        sandbox_error_counts,
         tally,
         to_json,
         to_markdown,
@@ -227,25 +228,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"evalspec: error: {exc}", file=sys.stderr)
         return 2
     differences = incomparable(reports, baselines or {})
-    unrun = sandbox_errors(reports, baselines or {})
+    errored = sandbox_error_counts(reports, baselines or {})
+    unrun = [e.message for e in errored]
     refusals = (
         (
             differences,
             args.allow_incomparable,
             "refusing to compare with the baseline "
             "(pass --allow-incomparable if the comparison is intended)",
+            None,
         ),
         (
             unrun,
             args.allow_sandbox_errors,
             "refusing to gate a report with sandbox errors: "
             "score those tasks again (or pass --allow-sandbox-errors to gate the tasks that ran)",
+            REFUSED_SANDBOX_ERRORS,
         ),
     )
-    for messages, allowed, refusal in refusals:
+    for messages, allowed, refusal, refused in refusals:
         if messages and not allowed:
             for message in [*messages, refusal]:
                 print(f"evalspec: error: {message}", file=sys.stderr)
+            if refused is not None and args.format == "json":
+                # A tool reading the JSON learns that nothing was gated, and why,
+                # from a key rather than from standard error.
+                doc = to_json(
+                    [],
+                    config=relative_name(config.resolve()),
+                    sandbox_errors=errored,
+                    refused=refused,
+                )
+                print(json.dumps(doc, indent=2))
             return 2
     verdicts = check(gates, reports, baselines)
     gated = {g.dataset for g in gates}
@@ -257,6 +271,7 @@ def run(args: argparse.Namespace) -> int:
             config=relative_name(config.resolve()),
             uncovered=uncovered,
             compared_anyway=differences,
+            sandbox_errors=errored,
         )
         print(json.dumps(doc, indent=2))
     else:
