@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec.cli.options import add_color, add_quiet
@@ -81,86 +80,6 @@ def _codes(text: str) -> tuple[str, ...]:
     return codes
 
 
-def _selection_problems(selection: Any) -> list[str]:
-    """One line per code of ``--select`` / ``--ignore`` that names no rule."""
-    from evalspec.evals.lintrules import LINT_RULES
-    from evalspec.rules import RULES
-
-    return [
-        f"unknown rule code {one_line(code)!r} (the rules are listed in the README's lint "
-        "table and `evalspec validate`'s rule codes)"
-        for code in selection.unknown([*RULES, *LINT_RULES])
-    ]
-
-
-def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], list[str]]:
-    """Group the PATH arguments by layout: ``[(layout, files or None for all)]``."""
-    from evalspec.evals.layout import DATASETS, Layout, find_layout, layouts_below
-
-    groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
-    errors: list[str] = []
-    for raw in paths or ["."]:
-        if raw == "-":
-            errors.append(
-                "- (standard input): lint checks datasets beside their data cards; "
-                "give a layout, its datasets/ directory or NAME.jsonl files"
-            )
-            continue
-        path = Path(raw)
-        if not path.exists():
-            errors.append(f"{raw}: no such file or directory")
-            continue
-        layout = find_layout(path)
-        if layout is None:
-            below = layouts_below(path) if path.is_dir() else []
-            for found in below:  # a repository's root: every layout under it, like ruff
-                groups[found.root] = (found, None)
-            if not below:
-                errors.append(
-                    f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
-                    "above it, no layout below it); run `evalspec init` to create one"
-                )
-            continue
-        key = layout.root
-        if path.is_dir() and path.resolve() == layout.root.resolve():
-            groups[key] = (layout, None)
-            continue
-        files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
-        current = groups.get(key)
-        if current is not None and current[1] is None:
-            continue
-        before = current[1] if current is not None and current[1] is not None else []
-        groups[key] = (layout, [*before, *files])
-    return list(groups.values()), errors
-
-
-def _unreadable(groups: list[tuple[Any, list[Path] | None]]) -> list[str]:
-    """The datasets lint must not open, one problem each: a symlink out of the
-    repository (its lines would be printed back as invalid tasks' text), a dangling
-    symlink, a named pipe or a device (each silently left out of the lint before).
-    The rules are validate's (:mod:`evalspec.cli.inputs`)."""
-    import os
-
-    from evalspec.cli.inputs import escape_problem, special_problem
-    from evalspec.io.repository import repository_of
-
-    problems: list[str] = []
-    here = os.getcwd()
-    for layout, files in groups:
-        root = repository_of(str(layout.root))
-        for path in files if files is not None else sorted(layout.datasets.rglob("*.jsonl")):
-            if path.is_dir():
-                continue  # not a dataset file, as for the layout's own listing
-            absolute = os.path.abspath(path)
-            shown = (
-                os.path.relpath(absolute, here) if absolute.startswith(here + os.sep) else absolute
-            )
-            problem = escape_problem(shown, root) or special_problem(shown)
-            if problem is not None:
-                problems.append(problem)
-    return problems
-
-
 def _ci_document(name: str, report: LintReport) -> str:
     """The lint findings in a CI format, one file entry per dataset and card."""
     from evalspec.cli.formats import FileReport, render_reports
@@ -202,33 +121,22 @@ def _print_statistics(report: LintReport) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.evals.lint import LintReport, lint_layout
-    from evalspec.evals.lint.report import RuleSelection, apply_selection
-    from evalspec.evals.yamlfile import MissingYamlError
-    from evalspec.io.governing import govern
+    from evalspec.command import lint
 
-    selection = RuleSelection(select=args.select, ignore=args.ignore)
-    groups, errors = _targets(args.paths)
-    errors = _selection_problems(selection) + (errors or _unreadable(groups))
-    for e in errors:
+    result = lint(
+        args.paths,
+        base=args.base,
+        check_git=not args.no_git,
+        select=args.select,
+        ignore=args.ignore,
+    )
+    for e in result.path_problems:
         print(f"evalspec: error: {e}", file=sys.stderr)
-    if errors:
-        return 2
-    report = LintReport()
-    try:
-        for layout, files in groups:
-            # The layout's own [tool.evalspec] decides the spec versions, from any directory.
-            govern(layout.root)
-            part = lint_layout(layout, files, base=args.base, check_git=not args.no_git)
-            report.datasets.extend(part.datasets)
-            report.layout_problems.extend(part.layout_problems)
-            report.io_errors.extend(part.io_errors)
-    except MissingYamlError as exc:
-        print(f"evalspec: error: {exc}", file=sys.stderr)
-        return 2
+    report = result.report
+    if report is None:
+        return result.exit_code
     for e in report.io_errors:
         print(f"evalspec: error: {e}", file=sys.stderr)
-    apply_selection(report, selection)
     if args.statistics:
         _print_statistics(report)
     elif args.format == "json":
@@ -242,6 +150,4 @@ def run(args: argparse.Namespace) -> int:
             print(format_error(p.file, p.error, paint))
         if not args.quiet:
             _summary(report, paint)
-    if report.io_errors:
-        return 2
-    return 0 if report.ok else 1
+    return result.exit_code
