@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from evalspec.evals.gates import SandboxErrors, Verdict
     from evalspec.evals.layout import Layout
     from evalspec.evals.lint import LintReport
-    from evalspec.evals.lint.report import RuleSelection
     from evalspec.manifest import AddResult, FetchResult, Manifest, ManifestProblem
     from evalspec.model import ErrorRecord
     from evalspec.registry.project import Project
@@ -459,17 +458,22 @@ def lint(
     working directory. ``base`` is the revision a changed dataset must have bumped
     its version against; ``check_git`` False skips that check. ``select`` and
     ``ignore`` are rule codes (a code also names the rules it is the word prefix
-    of), as ruff's: the report holds only the selected, not ignored problems. An
-    unknown code, or PyYAML missing (the data cards are YAML), is a path problem.
+    of), as ruff's: the report holds only the selected, not ignored problems;
+    ``select`` replaces the layout's ``config/lint.yaml`` ``select``, ``ignore`` adds
+    to its ``ignore``, and its ``per-file-ignores`` apply (:mod:`evalspec.evals.lint.settings`).
+    An unknown code, a settings file that cannot be used, or PyYAML missing (the
+    data cards are YAML), is a path problem.
     """
-    from evalspec.evals.lint import LintReport, lint_layout
-    from evalspec.evals.lint.report import RuleSelection, apply_selection
+    from evalspec.evals.lint import LintReport, SettingsError, lint_layout
+    from evalspec.evals.lint.report import RuleSelection
+    from evalspec.evals.lint.settings import known_rules, unknown_code
     from evalspec.evals.yamlfile import MissingYamlError
     from evalspec.io.governing import govern
 
     selection = RuleSelection(select=tuple(select), ignore=tuple(ignore))
     groups, problems = _lint_targets(paths)
-    problems = _selection_problems(selection) + (problems or _unreadable(groups))
+    unknown = [unknown_code(code) for code in selection.unknown(known_rules())]
+    problems = unknown + (problems or _unreadable(groups))
     if problems:
         return LintResult(tuple(problems), None)
     report = LintReport()
@@ -477,27 +481,15 @@ def lint(
         for layout, files in groups:
             # The layout's own [tool.evalspec] decides the spec versions, from any directory.
             govern(layout.root)
-            part = lint_layout(layout, files, base=base, check_git=check_git)
+            part = lint_layout(layout, files, base=base, check_git=check_git, selection=selection)
             report.datasets.extend(part.datasets)
             report.layout_problems.extend(part.layout_problems)
             report.io_errors.extend(part.io_errors)
     except MissingYamlError as exc:
         return LintResult((str(exc),), None)
-    apply_selection(report, selection)
+    except SettingsError as exc:
+        return LintResult(tuple(exc.problems), None)
     return LintResult((), report)
-
-
-def _selection_problems(selection: RuleSelection) -> list[str]:
-    """One line per code of ``select`` / ``ignore`` that names no rule."""
-    from evalspec.evals.lintrules import LINT_RULES
-    from evalspec.io.wording import one_line
-    from evalspec.rules import RULES
-
-    return [
-        f"unknown rule code {one_line(code)!r} (the rules are listed in the README's lint "
-        "table and `evalspec validate`'s rule codes)"
-        for code in selection.unknown([*RULES, *LINT_RULES])
-    ]
 
 
 def _lint_targets(paths: Sequence[str]) -> tuple[list[tuple[Layout, list[Path] | None]], list[str]]:

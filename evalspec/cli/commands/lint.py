@@ -1,5 +1,5 @@
 """``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]
-[--select CODES] [--ignore CODES] [--statistics]``."""
+[--select CODES] [--ignore CODES] [--statistics] [--no-group]``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ def add_parser(sub: Any) -> None:
         help="check the datasets of an evals-as-code layout before they are merged",
         description="Lint datasets: data card, task spec at the card's spec version, labels, "
         "conflicting targets, few-shot leakage, mcq options, id collisions, LFS pointers, code "
-        "owners and version bumps. Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
+        "owners and version bumps. The layout's config/lint.yaml chooses rules (select, ignore, "
+        "per-file-ignores); a data card's suppress: entries suppress findings on single tasks, "
+        "with a reason (docs/lint.md). Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
     )
     p.add_argument(
         "paths",
@@ -68,6 +70,13 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="print the number of problems per rule instead of the problems",
     )
+    p.add_argument(
+        "--no-group",
+        action="store_true",
+        help="print every problem; by default text output prints the first 3 problems "
+        "of a kind (same file, rule, field and message but for its quoted values and "
+        "numbers) and folds the rest into one line that counts them and names their lines",
+    )
     add_quiet(p, "problems, one line each")
     add_color(p)
     p.set_defaults(run=run)
@@ -97,27 +106,56 @@ def _ci_document(name: str, report: LintReport) -> str:
 def _summary(report: LintReport, paint: Painter) -> None:
     for d in report.datasets:
         status = paint("ok", "green") if not d.problems else counted(len(d.problems), "problem")
+        if d.suppressed:
+            status += f" ({len(d.suppressed)} suppressed)"
         version = d.version if d.version is not None else "?"
         print(
             f"{one_line(d.path)}: {counted(d.tasks, 'task')}, version {version}, "
             f"{d.content_hash or 'no content hash'} — {status}"
         )
-    total = sum(1 for _ in report.problems())
     if not report.datasets:
         print("no datasets found")
-    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+    print(_total(report, sum(1 for _ in report.problems())))
+
+
+def _total(report: LintReport, problems: int) -> str:
+    """``N problems in M datasets`` and, when the cards suppress some, how many."""
+    suppressed = sum(1 for _ in report.suppressed())
+    more = f", {suppressed} suppressed" if suppressed else ""
+    return f"{counted(problems, 'problem')} in {counted(len(report.datasets), 'dataset')}{more}"
+
+
+def _print_problems(report: LintReport, paint: Painter, *, group: bool) -> None:
+    """One line per problem, or per problem shown and per fold of the rest."""
+    import attrs
+
+    from evalspec.evals.lint.grouping import Fold, grouped
+
+    for item in grouped(report.problems()) if group else report.problems():
+        if isinstance(item, Fold):
+            message = f"{item.describe()}; --no-group prints each"
+            print(
+                format_error(
+                    item.first.file, attrs.evolve(item.first.error, message=message), paint
+                )
+            )
+        else:
+            print(format_error(item.file, item.error, paint))
 
 
 def _print_statistics(report: LintReport) -> None:
-    """ruff's ``--statistics``: one line per rule, the count first, most frequent first."""
+    """ruff's ``--statistics``: one line per rule, the count first, most frequent first;
+    then the findings the data cards suppress, per rule."""
     from evalspec.evals.lint.report import statistics
 
     counts = statistics(report)
-    width = len(str(counts[0][1])) if counts else 1
+    suppressed = statistics(report, suppressed=True)
+    width = max((len(str(count)) for _, count in (*counts, *suppressed)), default=1)
     for rule, count in counts:
         print(f"{count:>{width}}  {rule}")
-    total = sum(count for _, count in counts)
-    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+    for rule, count in suppressed:
+        print(f"{count:>{width}}  {rule} (suppressed)")
+    print(_total(report, sum(count for _, count in counts)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,8 +184,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(_ci_document(args.format, report))
     else:
         paint = Painter.for_stream(sys.stdout, args.color)
-        for p in report.problems():
-            print(format_error(p.file, p.error, paint))
+        _print_problems(report, paint, group=not args.no_group)
         if not args.quiet:
             _summary(report, paint)
     return result.exit_code
