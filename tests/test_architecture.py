@@ -27,7 +27,7 @@ PACKAGE = ROOT / "evalspec"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("evalspec.errors", "evalspec._version")),
     ("ground floor", ("evalspec.io",)),
-    ("values", ("evalspec.fields", "evalspec.rules", "evalspec.model")),
+    ("values", ("evalspec.fields", "evalspec.rules", "evalspec.model", "evalspec.template")),
     ("version table", ("evalspec.versions",)),
     ("hook specifications", ("evalspec.hookspecs",)),
     ("registry", ("evalspec.registry",)),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import evalspec
 
@@ -62,3 +65,40 @@ def test_render_is_the_function_even_after_the_render_command_is_imported() -> N
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+PUBLIC_PACKAGES = (
+    "evalspec.authoring",
+    "evalspec.command",
+    "evalspec.sandbox",
+    "evalspec.testing",
+    "evalspec.versions",
+)
+"""The documented public sub-packages, beside ``evalspec`` itself."""
+
+
+def test_the_readme_names_exactly_the_public_sub_packages() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    sentence = re.search(r"The public API is `evalspec`.*?may change", readme, re.DOTALL)
+    assert sentence is not None
+    named = tuple(sorted(set(re.findall(r"`(evalspec\.[a-z_.]+)`", sentence.group()))))
+    assert named == PUBLIC_PACKAGES
+
+
+def test_every_public_sub_package_imports_and_its_names_resolve() -> None:
+    for name in PUBLIC_PACKAGES:
+        module = importlib.import_module(name)
+        for exported in getattr(module, "__all__", ()):
+            assert getattr(module, exported) is not None, (name, exported)
+
+
+def test_the_library_commands_import_light() -> None:
+    # The warm `evalspec validate` imports evalspec.command: it must not bring the
+    # value classes (attrs) or the registry with it.
+    code = (
+        "import sys, evalspec.command\n"
+        "print(','.join(m for m in ('attr', 'attrs', 'pluggy', 'evalspec.registry.build')"
+        " if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

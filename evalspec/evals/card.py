@@ -14,6 +14,17 @@ lines, and continues with free prose::
 
 Other keys are allowed (mix, relabel history, ...). Every problem is a
 :class:`CardProblem` with the card's own 1-based line number.
+
+A card may suppress lint findings on single tasks, each with its reason (tasks
+are frozen-spec records, so the suppression cannot live on the task's line)::
+
+    suppress:
+      - id: arith_017
+        rules: [duplicate_prompt]
+        reason: "asked twice on purpose: the paraphrase check reads both"
+
+Lint reports a suppression that matches no problem (``unused_suppression``), so
+one left behind by a fixed task cannot hide a later problem.
 """
 
 from __future__ import annotations
@@ -44,6 +55,22 @@ class CardProblem:
 
 
 @attrs.frozen
+class Suppression:
+    """One ``suppress:`` entry: lint does not report ``rules`` for the task ``task_id``."""
+
+    task_id: str
+    rules: tuple[str, ...]
+    reason: str
+    line: int
+    """The card line of the entry."""
+    field: str
+    """The entry as a field path, ``suppress[2]``, for messages."""
+
+
+SUPPRESSION_KEYS = ("id", "rules", "reason")
+
+
+@attrs.frozen
 class DataCard:
     """The declared facts of a data card's front matter."""
 
@@ -55,6 +82,7 @@ class DataCard:
     lines: dict[str, int] = attrs.field(eq=False, factory=dict)
     """Card line of each front-matter key, for error records."""
     extra: dict[str, Any] = attrs.field(eq=False, factory=dict)
+    suppressions: tuple[Suppression, ...] = ()
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, 1)
@@ -100,8 +128,53 @@ def _str_list(value: Any) -> list[str] | None:
     return None
 
 
+def _suppressions(raw: Any, line_at: Any, problems: list[CardProblem]) -> tuple[Suppression, ...]:
+    """The well-formed entries of ``suppress:``; a problem for each malformed one."""
+
+    def problem(field: str, line: int, message: str) -> None:
+        problems.append(CardProblem(line, "card_field", field, message))
+
+    if not isinstance(raw, list):
+        problem(
+            "suppress",
+            line_at("suppress"),
+            "suppress must be a list of entries: - {id: TASK_ID, rules: [RULE], reason: WHY}",
+        )
+        return ()
+    out: list[Suppression] = []
+    for i, entry in enumerate(raw):
+        field, line = f"suppress[{i}]", line_at("suppress", f"[{i}]")
+        if not isinstance(entry, dict):
+            problem(field, line, "an entry is a mapping: {id: TASK_ID, rules: [RULE], reason: WHY}")
+            continue
+        bad = len(problems)
+        for key in entry:
+            if key not in SUPPRESSION_KEYS:
+                problem(
+                    f"{field}.{key}", line, f"unknown key {key!r}: an entry has id, rules, reason"
+                )
+        task_id, rules, reason = entry.get("id"), _str_list(entry.get("rules")), entry.get("reason")
+        if not isinstance(task_id, str) or not task_id:
+            problem(f"{field}.id", line, "id must be the task_id of the task to suppress on")
+        if not rules or not all(r.strip() for r in rules):
+            problem(f"{field}.rules", line, "rules must be a non-empty list of lint rule codes")
+        if not isinstance(reason, str) or not reason.strip():
+            quote = "" if reason is None or isinstance(reason, str) else "; quote it in YAML"
+            problem(
+                f"{field}.reason",
+                line,
+                f"a suppression needs a reason: why this task may break the rule{quote}",
+            )
+        if len(problems) == bad:
+            assert isinstance(task_id, str) and rules and isinstance(reason, str)
+            out.append(Suppression(task_id, tuple(rules), reason.strip(), line, field))
+    return tuple(out)
+
+
 def parse_card(text: str) -> tuple[DataCard | None, list[CardProblem]]:
-    """Parse a card's text; ``(card, [])`` or ``(None, problems)`` listing every problem."""
+    """Parse a card's text; ``(card, [])``, ``(None, problems)`` listing every problem,
+    or ``(card, problems)`` when only ``suppress:`` entries are malformed (those are
+    left out; the card's declarations still hold)."""
     block, problems = _front_matter(text)
     if problems:
         return None, problems
@@ -233,7 +306,12 @@ def parse_card(text: str) -> tuple[DataCard | None, list[CardProblem]]:
         return None, out
     assert isinstance(version, (int, str)) and isinstance(seed, int)
     assert isinstance(spec_version, int) and sources and owners
-    known = {"version", "spec_version", "seed", "sources", "owner"}
+    known = {"version", "spec_version", "seed", "sources", "owner", "suppress"}
+
+    def line_at(*path: str) -> int:
+        return mapping.line_at(*path) + 1  # +1: the opening fence
+
+    suppressions = _suppressions(data["suppress"], line_at, out) if "suppress" in data else ()
     return DataCard(
         version=str(version).strip(),
         spec_version=spec_version,
@@ -242,4 +320,5 @@ def parse_card(text: str) -> tuple[DataCard | None, list[CardProblem]]:
         owners=tuple(owners),
         lines=lines,
         extra={k: v for k, v in data.items() if k not in known},
-    ), []
+        suppressions=suppressions,
+    ), out

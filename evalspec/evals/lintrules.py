@@ -42,6 +42,8 @@ LINT_RULES: MappingProxyType[str, str] = MappingProxyType(
         "test_never_calls_program": "a target test program of a code-executing metric "
         "(code_exec) names nothing it does not define itself, so it never calls the program "
         "and no run of it tests anything",
+        "unused_suppression": "a suppress entry of the data card matches no problem of its task "
+        "(the problem was fixed, or the id or rule is wrong): remove it",
         # review
         "owner_not_codeowner": "the card's owner is not a code owner of the dataset's path",
     }

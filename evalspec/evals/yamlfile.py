@@ -34,7 +34,8 @@ class YamlMapping:
     data: dict[str, Any]
     lines: dict[str, int]
     paths: dict[tuple[str, ...], int] = attrs.field(factory=dict)
-    """Line of every key at any depth, by its path of keys from the top."""
+    """Line of every key at any depth, by its path of keys from the top (an item
+    of a list is ``"[i]"``: ``("suppress", "[0]", "reason")``)."""
 
     def line_of(self, key: str, default: int = 1) -> int:
         return self.lines.get(key, default)
@@ -92,6 +93,11 @@ def _key_paths(yaml: Any, root: Any) -> dict[tuple[str, ...], int]:
                     path = (*prefix, str(key.value))
                     out[path] = key.start_mark.line + 1
                     stack.append((path, value))
+        elif isinstance(node, yaml.SequenceNode) and prefix:
+            for i, item in enumerate(node.value):  # the items of a list: "[0]", "[1]", ...
+                path = (*prefix, f"[{i}]")
+                out[path] = item.start_mark.line + 1
+                stack.append((path, item))
     return out
 
 

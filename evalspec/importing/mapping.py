@@ -5,7 +5,7 @@ lm-evaluation-harness task YAML: ``prompt`` is its ``doc_to_text``, ``target`` /
 ``targets`` its ``doc_to_target``, ``choices`` its ``doc_to_choice``, ``few_shot``
 its ``fewshot_split`` with ``num_fewshot`` (the first rows, in order, as lm-eval's
 ``first_n`` sampler takes them). The values are templates
-(:mod:`evalspec.importing.template`); ``category``, ``metric`` and ``post_process``
+(:mod:`evalspec.template`); ``category``, ``metric`` and ``post_process``
 are names, checked by the validator on every task. The document is read as a
 stranger's input (:mod:`evalspec.io.safeload`): bounded, safe YAML, and every
 problem is one :class:`MappingError` line naming the key.
@@ -23,10 +23,10 @@ from typing import Any
 import attrs
 
 from evalspec.errors import EvalspecError
-from evalspec.importing.template import Template, TemplateSyntaxError, compile_template
 from evalspec.io.repository import inside
 from evalspec.io.safeload import MAX_YAML_BYTES, DocumentError, loads_yaml, read_bounded
 from evalspec.rules import MAX_FEW_SHOT
+from evalspec.template import Template, TemplateSyntaxError, compile_template
 
 FORMATS = ("jsonl", "csv", "parquet")
 """The row shapes public benchmarks ship in."""

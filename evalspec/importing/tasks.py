@@ -21,10 +21,10 @@ import attrs
 from evalspec.errors import EvalspecError
 from evalspec.importing.mapping import ImportMapping, MappingError
 from evalspec.importing.rows import HEADER, Row, RowProblem, input_format, named_format, read_rows
-from evalspec.importing.template import Template, TemplateValueError
 from evalspec.io.atomicfile import write_atomic
 from evalspec.io.repository import repository_of
 from evalspec.io.wording import counted, one_line
+from evalspec.template import Template, TemplateValueError
 
 
 class FewShotError(EvalspecError):

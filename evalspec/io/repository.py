@@ -4,7 +4,7 @@ Task files, configs and manifests arrive in pull requests, so what evalspec
 reads or writes on their behalf stays inside the repository: the git work tree
 (the nearest directory holding ``.git``, a file too for worktrees and
 submodules), or the directory itself outside git. Writes
-(:mod:`evalspec.io.atomicfile`), task files (:mod:`evalspec.cli.inputs`) and
+(:mod:`evalspec.io.atomicfile`), task files (:mod:`evalspec.io.inputs`) and
 ``[tool.evalspec]`` paths (:mod:`evalspec.registry.project`) apply this rule.
 """
 

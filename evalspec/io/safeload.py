@@ -279,6 +279,27 @@ def loads_yaml(text: str, *, libyaml: bool = True) -> Any:
     return construct_yaml(node, loader)
 
 
+def read_text_inside(
+    path: str | os.PathLike[str], root: str | os.PathLike[str], max_bytes: int = MAX_YAML_BYTES
+) -> str:
+    """A UTF-8 text file of a pull request read within ``max_bytes``, opened once
+    through :func:`evalspec.io.repository.open_for_reading`: a config or card spelled
+    inside ``root`` that a symlink sends out of it is refused before a byte is read
+    (its values would be printed back in the problems).
+
+    :raises OutsideRootError: it leads outside ``root``, or is no regular file.
+    :raises DocumentError: too large. :raises OSError: unreadable.
+    :raises UnicodeDecodeError: not UTF-8.
+    """
+    from evalspec.io.repository import open_for_reading
+
+    with open_for_reading(path, root) as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise DocumentError(f"{path} is larger than the {_mib(max_bytes)} limit")
+    return data.decode("utf-8")
+
+
 def read_text_bounded(path: str | os.PathLike[str], max_bytes: int = MAX_YAML_BYTES) -> str:
     """A UTF-8 text file read within ``max_bytes``.
 

@@ -13,8 +13,10 @@ from typing import Any
 
 import attrs
 
+from evalspec.errors import EvalspecError
 from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from evalspec.io.wording import counted
+from evalspec.io.inputs import STDIN, input_name, stdin_binary
+from evalspec.io.wording import counted, one_line
 from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry
 from evalspec.sandbox.interrupt import Interrupted, ending_runs_on_signals
@@ -219,3 +221,46 @@ def score_inputs(
         )
     problems = predictions.problems or not validation.validated or errored
     return ScoreOutcome(EXIT_PROBLEMS if problems else EXIT_OK, report)
+
+
+class UnreadableInput(EvalspecError):
+    """A score input that cannot be read whole: an I/O error, or a line past the limit."""
+
+
+def read_input(path: str, *, lines: bool = True) -> bytes:
+    """All of ``path`` (``-``: standard input), as the score run hashes and reads it.
+
+    :raises UnreadableInput: it cannot be read, or (a JSON Lines file: ``lines``) a
+        line runs past :func:`~evalspec.io.linelimit.max_line_bytes` (a file without
+        line breaks must not fill memory; an inspect ``.eval`` log is a zip archive
+        and has no lines to limit).
+    """
+    from evalspec.io.linelimit import max_line_bytes, overlong_message
+    from evalspec.io.repository import OutsideRootError, open_for_reading, repository_of
+
+    limit = max_line_bytes()
+    parts: list[bytes] = []
+    run = 0  # bytes since the last line break
+    try:
+        with contextlib.ExitStack() as stack:
+            # Opened once and checked on the descriptor: a task file inside the
+            # repository that a symlink sends out (or that is swapped for one) is refused.
+            f = (
+                stdin_binary()
+                if path == STDIN
+                else stack.enter_context(open_for_reading(path, repository_of(os.getcwd())))
+            )
+            while chunk := f.read(1 << 20):
+                parts.append(chunk)
+                cut = chunk.rfind(b"\n")
+                run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
+                if lines and run > limit:
+                    raise UnreadableInput(f"{input_name(path)}: {overlong_message(limit)}")
+    except OutsideRootError as exc:
+        raise UnreadableInput(
+            f"refusing to read {one_line(input_name(path))}: {one_line(str(exc))}"
+        ) from None
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise UnreadableInput(f"cannot read {one_line(input_name(path))}: {reason}") from None
+    return b"".join(parts)

@@ -32,7 +32,6 @@ are :class:`~evalspec.scoring.predictions.PredictionCollector`'s.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -43,6 +42,13 @@ from evalspec.scoring.predictions import (
     Predictions,
     json_objects,
     read_predictions,
+)
+from evalspec.template import (
+    Hole,
+    Template,
+    TemplateSyntaxError,
+    TemplateValueError,
+    compile_template,
 )
 
 FORMATS = ("evalspec", "lm-eval", "inspect")
@@ -56,10 +62,6 @@ RUN_LOG_RULES = {
 }
 """Rule code -> meaning, for the problems only a harness's run log can have."""
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[^{}.+]+)?)(?:\+([0-9]{1,6}))?\}")
-"""``{name}``, ``{name.FIELD}``, and ``{doc_id+1}``: lm-eval counts docs from 0,
-``evalspec import`` numbers rows (``@row``) from 1."""
-
 
 class RunLogError(EvalspecError):
     """A run log cannot be read at all (not the format it was said to be)."""
@@ -69,49 +71,40 @@ class InspectNotInstalled(RunLogError):
     """Reading an inspect log needs inspect_ai, which is not installed."""
 
 
-def check_template(template: str, fields: Collection[str]) -> None:
-    """Refuse a template with a placeholder other than ``fields`` or ``FIELD.NAME``.
+def check_template(source: str, names: Collection[str]) -> Template:
+    """``--id-template`` compiled (:mod:`evalspec.template`, the language of import
+    mappings): its holes may name only ``names``, ``doc_id``/``id`` bare and
+    ``doc``/``metadata`` with a key (``{doc.FIELD}``); ``{doc_id|plus:1}`` counts
+    from 1, as ``evalspec import`` numbers rows (``@row``).
 
-    :raises RunLogError: naming the first unknown placeholder.
+    :raises RunLogError: the template cannot be read, names something else, or
+        has no hole (every sample would get one id).
     """
-    for name, offset in _PLACEHOLDER.findall(template):
-        head = name.split(".", 1)[0]
-        if offset and name != "doc_id":
-            msg = f"--id-template: {{{name}+{offset}}}: only {{doc_id+N}} takes an offset"
-            raise RunLogError(msg)
-        if head not in fields or ("." in name) == (head in ("doc_id", "id")):
+    try:
+        template = compile_template(source)
+    except TemplateSyntaxError as exc:
+        raise RunLogError(f"--id-template: {exc}") from None
+    holes = [part for part in template.parts if isinstance(part, Hole)]
+    for hole in holes:
+        bare = hole.name in ("doc_id", "id")
+        if hole.name not in names or bool(hole.steps) == bare:
             allowed = ", ".join(
-                "{" + f + "}" if f in ("doc_id", "id") else "{" + f + ".FIELD}" for f in fields
+                "{" + n + "}" if n in ("doc_id", "id") else "{" + n + ".FIELD}" for n in names
             )
-            msg = f"--id-template: unknown placeholder {{{name}}} (use {allowed})"
+            msg = f"--id-template: unknown placeholder {hole.source} (use {allowed})"
             raise RunLogError(msg)
-    if not _PLACEHOLDER.search(template):
-        msg = f"--id-template {template!r} has no placeholder: every sample would get one id"
+    if not holes:
+        msg = f"--id-template {source!r} has no placeholder: every sample would get one id"
         raise RunLogError(msg)
+    return template
 
 
-def _fill(template: str, values: Mapping[str, Any]) -> str | None:
-    """The template with each placeholder's value, or None when one is absent or not scalar."""
-    missing = False
-
-    def value(match: re.Match[str]) -> str:
-        nonlocal missing
-        head, _, field = match.group(1).partition(".")
-        found = values.get(head)
-        if field:
-            found = found.get(field) if isinstance(found, Mapping) else None
-        if isinstance(found, bool) or not isinstance(found, (str, int)):
-            missing = True
-            return ""
-        if match.group(2):
-            if not isinstance(found, int):
-                missing = True
-                return ""
-            found += int(match.group(2))
-        return str(found)
-
-    filled = _PLACEHOLDER.sub(value, template)
-    return None if missing else filled
+def _fill(template: Template, values: Mapping[str, Any]) -> str | None:
+    """The template filled from ``values``, or None when it names what they lack."""
+    try:
+        return template.render(values, {})
+    except TemplateValueError:
+        return None
 
 
 def read_run_predictions(
@@ -134,13 +127,11 @@ def read_run_predictions(
         return read_predictions(io.BytesIO(data), task_ids, invalid_task_ids=invalid_task_ids)
     collector = PredictionCollector(task_ids, invalid_task_ids)
     if fmt == "lm-eval":
-        if id_template is not None:
-            check_template(id_template, ("doc_id", "doc"))
-        _read_lm_eval(data, collector, id_template)
+        template = None if id_template is None else check_template(id_template, ("doc_id", "doc"))
+        _read_lm_eval(data, collector, template)
     elif fmt == "inspect":
-        if id_template is not None:
-            check_template(id_template, ("id", "metadata"))
-        _read_inspect(data, collector, id_template)
+        template = None if id_template is None else check_template(id_template, ("id", "metadata"))
+        _read_inspect(data, collector, template)
     else:
         raise RunLogError(f"unknown predictions format {fmt!r} (use {', '.join(FORMATS)})")
     return collector.result()
@@ -156,7 +147,7 @@ def _lm_eval_texts(resps: object) -> tuple[str, ...] | None:
     return tuple(texts)
 
 
-def _read_lm_eval(data: bytes, collector: PredictionCollector, template: str | None) -> None:
+def _read_lm_eval(data: bytes, collector: PredictionCollector, template: Template | None) -> None:
     problems = collector.problems
     seen: dict[str, tuple[str, ...]] = {}  # a doc logged once per filter
     for number, obj in json_objects(io.BytesIO(data), collector):
@@ -172,7 +163,7 @@ def _read_lm_eval(data: bytes, collector: PredictionCollector, template: str | N
             how = "its doc has no string task_id (pass --id-template, e.g. 'name_{doc_id}')"
         else:
             task_id = _fill(template, {"doc_id": obj.get("doc_id"), "doc": doc})
-            how = f"--id-template {template!r} names a field the record lacks"
+            how = f"--id-template {template.source!r} names a field the record lacks"
         if task_id is None:
             collector.total += 1
             problems.append(PredictionProblem(number, "unmappable_sample", f"the sample: {how}"))
@@ -202,7 +193,7 @@ def _inspect_reader() -> Callable[..., Any]:
     return read_eval_log
 
 
-def _read_inspect(data: bytes, collector: PredictionCollector, template: str | None) -> None:
+def _read_inspect(data: bytes, collector: PredictionCollector, template: Template | None) -> None:
     read_eval_log = _inspect_reader()
     # An .eval log is a zip archive; a .json log is one JSON document.
     fmt = "eval" if data[:4] == b"PK\x03\x04" else "json"
@@ -226,7 +217,8 @@ def _read_inspect(data: bytes, collector: PredictionCollector, template: str | N
         else:
             task_id = _fill(template, {"id": sample.id, "metadata": metadata})
         if task_id is None:
-            msg = f"the sample: --id-template {template!r} names a field the sample lacks"
+            shown = template.source if template is not None else ""
+            msg = f"the sample: --id-template {shown!r} names a field the sample lacks"
             problems.append(PredictionProblem(number, "unmappable_sample", msg))
             continue
         if sample.error is not None:

@@ -80,3 +80,53 @@ def test_bad_owner_and_bad_seed() -> None:
 
 def test_card_path_is_beside_the_dataset() -> None:
     assert card_path(Path("datasets/main_v12.jsonl")) == Path("datasets/main_v12.card.md")
+
+
+SUPPRESSING = GOOD.replace(
+    "mix:",
+    """suppress:
+  - id: main_017
+    rules: [duplicate_prompt, few_shot]
+    reason: "  asked twice on purpose  "
+  - {id: main_018, rules: card_field, reason: legacy}
+mix:""",
+)
+
+
+def test_suppress_entries_are_read_with_their_lines() -> None:
+    card, problems = parse_card(SUPPRESSING)
+    assert problems == [] and card is not None
+    first, second = card.suppressions
+    assert (first.task_id, first.rules, first.reason) == (
+        "main_017",
+        ("duplicate_prompt", "few_shot"),
+        "asked twice on purpose",
+    )
+    assert (first.line, first.field) == (9, "suppress[0]")
+    assert (second.task_id, second.rules, second.line) == ("main_018", ("card_field",), 12)
+    assert "suppress" not in card.extra
+
+
+def test_a_suppression_needs_an_id_rules_and_a_reason() -> None:
+    text = GOOD.replace(
+        "mix:",
+        "suppress:\n  - {id: a, rules: [duplicate_prompt]}\n  - {id: b, rules: [], reason: x}\n"
+        "  - {rules: [card], reason: ' ', why: x}\n  - just_an_id\nmix:",
+    )
+    card, problems = parse_card(text)
+    assert card is not None and card.suppressions == ()  # the declarations still hold
+    assert card.version == "12"
+    assert [(p.line, p.rule, p.field) for p in problems] == [
+        (9, "card_field", "suppress[0].reason"),
+        (10, "card_field", "suppress[1].rules"),
+        (11, "card_field", "suppress[2].why"),
+        (11, "card_field", "suppress[2].id"),
+        (11, "card_field", "suppress[2].reason"),
+        (12, "card_field", "suppress[3]"),
+    ]
+    _, [problem] = parse_card(GOOD.replace("mix:", "suppress: {id: a}\nmix:"))
+    assert (problem.line, problem.field) == (8, "suppress")
+    _, [problem] = parse_card(
+        GOOD.replace("mix:", "suppress: [{id: a, rules: [x], reason: no}]\nmix:")
+    )
+    assert problem.message.endswith("; quote it in YAML")  # YAML reads `no` as false

@@ -74,6 +74,14 @@ def _noop(root: Path) -> None:
     pass
 
 
+def _both(*edits: Edit) -> Edit:
+    def edit(root: Path) -> None:
+        for e in edits:
+            e(root)
+
+    return edit
+
+
 LFS = (
     "version https://git-lfs.github.com/spec/v1\n"
     "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
@@ -183,6 +191,21 @@ CASES: dict[str, tuple[Edit, Edit]] = {
             metric_name="code_exec",
             post_process="extract_code_block",
             few_shot_examples=[],
+        ),
+    ),
+    "unused_suppression": (
+        _card(
+            'owner: "@eval-owner"\n',
+            'owner: "@eval-owner"\nsuppress:\n  - {id: example_arith_001, rules: '
+            "[duplicate_prompt], reason: asked twice}\n",
+        ),
+        _both(
+            _append_task(task_id="example_arith_001_again"),
+            _card(
+                'owner: "@eval-owner"\n',
+                'owner: "@eval-owner"\nsuppress:\n  - {id: example_arith_001_again, rules: '
+                "[duplicate_prompt], reason: asked twice}\n",
+            ),
         ),
     ),
     "owner_not_codeowner": (
@@ -344,3 +367,25 @@ def test_semantic_findings_stream_and_keep_their_order(layout: Path) -> None:
     ]
     leak = next(p.error for p in report.problems() if p.error.rule == "few_shot_leak")
     assert f"(line {n - 2})" in leak.message
+
+
+def test_a_card_a_symlink_sends_out_of_the_repository_is_refused_unread(
+    tmp_path: Path,
+) -> None:
+    # The card's values would be printed back in problems, the labels file's too.
+    repo = tmp_path / "repo"
+    scaffold(repo / "evals")
+    (repo / ".git").mkdir()
+    outside = tmp_path / "outside.card.md"
+    card = repo / "evals" / "datasets" / "example.card.md"
+    outside.write_text(
+        card.read_text().replace(
+            'owner: "@eval-owner"\n', 'owner: "@eval-owner"\nsuppress: token_abc123\n'
+        )
+    )
+    card.unlink()
+    card.symlink_to(outside)
+    report = lint_layout(Layout(repo / "evals"), check_git=False)
+    [error] = report.io_errors
+    assert "example.card.md" in error and "outside the repository" in error
+    assert not any("token_abc123" in p.error.message for p in report.problems())

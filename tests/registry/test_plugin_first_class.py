@@ -51,9 +51,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("evalspec/evals/diff.py", "none"): "the English word in a message",
     ("evalspec/evals/gates.py", "none"): "the English word in a message",
     ("evalspec/sandbox/tiers.py", "none"): "the English word in a message",
-    ("evalspec/importing/template.py", "none"): "a template filter's argument kind",
+    ("evalspec/template.py", "none"): "a template filter's argument kind",
     ("evalspec/scoring/report.py", "none"): "the text report's word for a row without a score",
-    ("evalspec/importing/template.py", "lower"): (
+    ("evalspec/template.py", "lower"): (
         "the import template language's own filter, applied to a row's text when "
         "tasks are built, not the post-process rule applied to model outputs"
     ),

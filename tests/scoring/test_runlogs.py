@@ -180,7 +180,12 @@ def test_doc_id_plus_one_meets_the_row_numbers_of_evalspec_import(tmp_path: Path
     one.write_text(json.dumps(task) + "\n")
     samples = _write(tmp_path / "s.jsonl", [_lm_eval_record(0, {"question": "?"}, ["41"])])
     run = _score(
-        one, samples, "--predictions-format", "lm-eval", "--id-template", "gsm8k/test/{doc_id+1}"
+        one,
+        samples,
+        "--predictions-format",
+        "lm-eval",
+        "--id-template",
+        "gsm8k/test/{doc_id|plus:1}",
     )
     assert run.returncode == 0, run.stderr
     assert "gsm8k/test/1" in run.stdout and "1.0000" in run.stdout
@@ -194,6 +199,9 @@ def test_doc_id_plus_one_meets_the_row_numbers_of_evalspec_import(tmp_path: Path
         ("{doc}", "doc"),
         ("{doc_id.x}", "doc_id.x"),
         ("{doc.q+1}", "doc.q+1"),
+        ("{doc_id+1}", "doc_id+1"),
+        ("{doc_id|plus:one}", "doc_id|plus:one"),
+        ("{doc_id|shell:ls}", "doc_id|shell:ls"),
     ],
 )
 def test_a_malformed_id_template_is_a_usage_error(

@@ -6,16 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalspec.cli.inputs import STDIN, STDIN_NAME, stdin_binary
 from evalspec.cli.options import add_color, add_quiet
 from evalspec.io.terminal import Painter
-from evalspec.io.wording import counted, one_line
+from evalspec.io.wording import one_line
 
 if TYPE_CHECKING:
-    from evalspec.evals.layout import Layout
+    from evalspec.command import GateResult
 
 
 def add_parser(sub: Any) -> None:
@@ -76,70 +74,16 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _config(args: argparse.Namespace) -> tuple[Path, Layout | None]:
-    """The gates file and the layout it belongs to.
+def _print_text(args: argparse.Namespace, result: GateResult) -> None:
+    from evalspec.evals.gates import tally
 
-    ``--config`` names the file; its layout is the one holding it. Otherwise the
-    layout is found as lint finds it: walking up from the first report named (so
-    ``gate evals/reports/main.json`` works from the repository root), else from the
-    current directory, else the one layout below the current directory.
-    """
-    from evalspec.evals.layout import find_layout, layouts_below
-
-    if args.config is not None:
-        config = Path(args.config)
-        in_config = config.parent.name == "config"
-        return config, find_layout(config.parent.parent if in_config else Path.cwd())
-    starts = [Path(r) for r in args.reports if r != STDIN][:1]
-    layout = next(filter(None, (find_layout(p) for p in [*starts, Path.cwd()])), None)
-    if layout is None:
-        below = layouts_below(Path.cwd())
-        layout = below[0] if len(below) == 1 else None
-    if layout is None:
-        return Path("config") / "gates.yaml", None
-    return layout.gates_file, layout
-
-
-def _labels(path: Path) -> dict[str, tuple[str, ...]] | None:
-    """The legal label values, when the layout has a valid labels file (lint reports it if not)."""
-    from evalspec.evals.labels import parse_labels
-    from evalspec.io.safeload import DocumentError, read_text_bounded
-
-    try:
-        parsed, _ = parse_labels(read_text_bounded(path))
-    except (OSError, UnicodeDecodeError, DocumentError):
-        return None
-    return None if parsed is None else parsed.legal
-
-
-def _report(name: str) -> tuple[Path, dict[str, Any]]:
-    from evalspec.evals.gates import ReportError, load_report
-
-    if name == STDIN:
-        from evalspec.io.safeload import MAX_JSON_BYTES
-
-        try:
-            # One byte past the limit is enough to refuse an endless stream.
-            text = stdin_binary().read(MAX_JSON_BYTES + 1)
-        except OSError as exc:
-            reason = getattr(exc, "strerror", None) or exc
-            raise ReportError(f"cannot read {STDIN_NAME}: {reason}") from None
-        return Path(STDIN_NAME), load_report(Path(STDIN_NAME), text)
-    return Path(name), load_report(Path(name))
-
-
-def _print_text(
-    args: argparse.Namespace,
-    verdicts: list[Any],
-    differences: list[str],
-    uncovered: list[str],
-    counts: str,
-) -> None:
-    for message in differences:
+    for message in result.gated_anyway:
+        print(f"note  gated anyway (--allow-sandbox-errors): {one_line(message)}")
+    for message in result.compared_anyway:
         print(f"note  compared anyway (--allow-incomparable): {message}")
     paint = Painter.for_stream(sys.stdout, args.color)
     marks = {True: ("pass", "green"), False: ("FAIL", "red"), None: ("skip", "yellow")}
-    for v in verdicts:
+    for v in result.verdicts:
         if args.quiet and v.passed is not False:
             continue
         mark, colour = marks[v.passed]
@@ -149,127 +93,46 @@ def _print_text(
         print(f"{paint(mark, colour, 'bold')}  {shown}")
     if args.quiet:
         return
-    for name in uncovered:
+    for name in result.uncovered:
         print(f"note  no gate covers dataset {name!r}")
-    failed = any(v.passed is False for v in verdicts)
-    skipped = any(v.passed is None for v in verdicts)
-    print(paint(counts, "red" if failed else "yellow" if skipped else "green"))
+    colour = "red" if result.failed else "yellow" if result.skipped else "green"
+    print(paint(tally(result.verdicts), colour))
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.evals.gates import (
-        GateConfigError,
-        ReportError,
-        by_dataset,
-        check,
-        incomparable,
-        parse_gates,
-        sandbox_errors,
-        tally,
-        to_json,
-        to_markdown,
-    )
-    from evalspec.evals.lint import manifest_datasets, relative_name
-    from evalspec.evals.manifestlink import ManifestUnreadable
-    from evalspec.evals.yamlfile import MissingYamlError
-    from evalspec.io.atomicfile import write_report
-    from evalspec.io.governing import govern
-    from evalspec.io.safeload import DocumentError, read_text_bounded
-    from evalspec.registry.build import default_registry
+    from evalspec.command import gate
+    from evalspec.evals.gates import to_json
 
-    config, layout = _config(args)
-    try:
-        text = read_text_bounded(config)
-    except (OSError, UnicodeDecodeError, DocumentError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        print(f"evalspec: error: cannot read gates config {config}: {reason}", file=sys.stderr)
-        return 2
-    datasets = None
-    labels = None
-    if layout is not None:
-        try:
-            listed = manifest_datasets(layout)
-        except ManifestUnreadable as exc:
-            print(f"evalspec: error: {exc}", file=sys.stderr)
-            return 2
-        files = [*layout.dataset_files(), *listed]
-        datasets = {layout.dataset_name(p) for p in files}
-        labels = _labels(layout.labels_file)
-        govern(layout.root)  # the layout's own [tool.evalspec] names its metrics
-    registry = default_registry()
-    try:
-        gates = parse_gates(
-            text,
-            relative_name(config.resolve()),
-            datasets=datasets,
-            metrics=set(registry.metrics),
-            labels=labels,
-            categories=set(registry.spec.categories),
-        )
-        named = [*args.reports, *(args.baseline or [])]
-        if named.count(STDIN) > 1:
-            raise ReportError("- (standard input) can be given only once")
-        reports = by_dataset([_report(r) for r in args.reports])
-        baselines = (
-            None if args.baseline is None else by_dataset([_report(b) for b in args.baseline])
-        )
-    except GateConfigError as exc:
-        for line, msg in exc.problems:
-            print(f"{exc.path}:{line}: {msg}", file=sys.stderr)
-        print(
-            f"evalspec: error: {counted(len(exc.problems), 'problem')} in the gates config "
-            f"{exc.path}; "
-            "no gate was checked",
-            file=sys.stderr,
-        )
-        return 2
-    except (ReportError, MissingYamlError) as exc:
-        print(f"evalspec: error: {exc}", file=sys.stderr)
-        return 2
-    differences = incomparable(reports, baselines or {})
-    unrun = sandbox_errors(reports, baselines or {})
-    refusals = (
-        (
-            differences,
-            args.allow_incomparable,
-            "refusing to compare with the baseline "
-            "(pass --allow-incomparable if the comparison is intended)",
-        ),
-        (
-            unrun,
-            args.allow_sandbox_errors,
-            "refusing to gate a report with sandbox errors: "
-            "score those tasks again (or pass --allow-sandbox-errors to gate the tasks that ran)",
-        ),
+    result = gate(
+        args.reports,
+        baselines=args.baseline,
+        config=args.config,
+        allow_incomparable=args.allow_incomparable,
+        allow_sandbox_errors=args.allow_sandbox_errors,
     )
-    for messages, allowed, refusal in refusals:
-        if messages and not allowed:
-            for message in [*messages, refusal]:
-                print(f"evalspec: error: {message}", file=sys.stderr)
-            return 2
-    verdicts = check(gates, reports, baselines)
-    gated = {g.dataset for g in gates}
-    uncovered = sorted(set(reports) - gated)
-    failed = sum(1 for v in verdicts if v.passed is False)
+    for line in result.errors:
+        print(line, file=sys.stderr)
+    if result.errors:
+        return result.exit_code
     if args.format == "json":
         doc = to_json(
-            verdicts,
-            config=relative_name(config.resolve()),
-            uncovered=uncovered,
-            compared_anyway=differences,
+            list(result.verdicts),
+            config=result.config or "",
+            uncovered=list(result.uncovered),
+            compared_anyway=list(result.compared_anyway),
         )
         print(json.dumps(doc, indent=2))
     else:
-        for message in unrun:
-            print(f"note  gated anyway (--allow-sandbox-errors): {one_line(message)}")
-        _print_text(args, verdicts, differences, uncovered, tally(verdicts))
+        _print_text(args, result)
     if args.markdown:
+        from evalspec.io.atomicfile import write_report
+
         try:
-            write_report(args.markdown, to_markdown(verdicts))
+            write_report(args.markdown, result.to_markdown())
         except OSError as exc:
             print(
                 f"evalspec: error: cannot write {args.markdown}: {exc.strerror or exc}",
                 file=sys.stderr,
             )
             return 2
-    return 1 if failed else 0
+    return result.exit_code

@@ -9,7 +9,6 @@ import os
 import sys
 from typing import Any
 
-from evalspec.cli.inputs import STDIN
 from evalspec.errors import MissingDependencyError, SpecVersionError
 from evalspec.importing.mapping import MappingError, read_mapping
 from evalspec.importing.rows import HEADER
@@ -22,6 +21,7 @@ from evalspec.importing.tasks import (
     write_tasks,
 )
 from evalspec.io.atomicfile import UnsafePathError
+from evalspec.io.inputs import STDIN
 from evalspec.io.wording import counted, one_line
 
 

@@ -1,12 +1,11 @@
 """``evalspec lint [PATH...] [--format text|json|github|sarif|junit] [--base REV] [--no-git]
-[--select CODES] [--ignore CODES] [--statistics]``."""
+[--select CODES] [--ignore CODES] [--statistics] [--no-group]``."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec.cli.options import add_color, add_quiet
@@ -25,7 +24,9 @@ def add_parser(sub: Any) -> None:
         help="check the datasets of an evals-as-code layout before they are merged",
         description="Lint datasets: data card, task spec at the card's spec version, labels, "
         "conflicting targets, few-shot leakage, mcq options, id collisions, LFS pointers, code "
-        "owners and version bumps. Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
+        "owners and version bumps. The layout's config/lint.yaml chooses rules (select, ignore, "
+        "per-file-ignores); a data card's suppress: entries suppress findings on single tasks, "
+        "with a reason (docs/lint.md). Exit 0 clean, 1 on any problem, 2 on usage or I/O errors.",
     )
     p.add_argument(
         "paths",
@@ -69,6 +70,13 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="print the number of problems per rule instead of the problems",
     )
+    p.add_argument(
+        "--no-group",
+        action="store_true",
+        help="print every problem; by default text output prints the first 3 problems "
+        "of a kind (same file, rule, field and message but for its quoted values and "
+        "numbers) and folds the rest into one line that counts them and names their lines",
+    )
     add_quiet(p, "problems, one line each")
     add_color(p)
     p.set_defaults(run=run)
@@ -79,86 +87,6 @@ def _codes(text: str) -> tuple[str, ...]:
     if not codes:
         raise argparse.ArgumentTypeError("give one or more rule codes, comma-separated")
     return codes
-
-
-def _selection_problems(selection: Any) -> list[str]:
-    """One line per code of ``--select`` / ``--ignore`` that names no rule."""
-    from evalspec.evals.lintrules import LINT_RULES
-    from evalspec.rules import RULES
-
-    return [
-        f"unknown rule code {one_line(code)!r} (the rules are listed in the README's lint "
-        "table and `evalspec validate`'s rule codes)"
-        for code in selection.unknown([*RULES, *LINT_RULES])
-    ]
-
-
-def _targets(paths: list[str]) -> tuple[list[tuple[Any, list[Path] | None]], list[str]]:
-    """Group the PATH arguments by layout: ``[(layout, files or None for all)]``."""
-    from evalspec.evals.layout import DATASETS, Layout, find_layout, layouts_below
-
-    groups: dict[Path, tuple[Layout, list[Path] | None]] = {}
-    errors: list[str] = []
-    for raw in paths or ["."]:
-        if raw == "-":
-            errors.append(
-                "- (standard input): lint checks datasets beside their data cards; "
-                "give a layout, its datasets/ directory or NAME.jsonl files"
-            )
-            continue
-        path = Path(raw)
-        if not path.exists():
-            errors.append(f"{raw}: no such file or directory")
-            continue
-        layout = find_layout(path)
-        if layout is None:
-            below = layouts_below(path) if path.is_dir() else []
-            for found in below:  # a repository's root: every layout under it, like ruff
-                groups[found.root] = (found, None)
-            if not below:
-                errors.append(
-                    f"{raw}: not inside an evals layout (no {DATASETS}/ directory at or "
-                    "above it, no layout below it); run `evalspec init` to create one"
-                )
-            continue
-        key = layout.root
-        if path.is_dir() and path.resolve() == layout.root.resolve():
-            groups[key] = (layout, None)
-            continue
-        files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
-        current = groups.get(key)
-        if current is not None and current[1] is None:
-            continue
-        before = current[1] if current is not None and current[1] is not None else []
-        groups[key] = (layout, [*before, *files])
-    return list(groups.values()), errors
-
-
-def _unreadable(groups: list[tuple[Any, list[Path] | None]]) -> list[str]:
-    """The datasets lint must not open, one problem each: a symlink out of the
-    repository (its lines would be printed back as invalid tasks' text), a dangling
-    symlink, a named pipe or a device (each silently left out of the lint before).
-    The rules are validate's (:mod:`evalspec.cli.inputs`)."""
-    import os
-
-    from evalspec.cli.inputs import escape_problem, special_problem
-    from evalspec.io.repository import repository_of
-
-    problems: list[str] = []
-    here = os.getcwd()
-    for layout, files in groups:
-        root = repository_of(str(layout.root))
-        for path in files if files is not None else sorted(layout.datasets.rglob("*.jsonl")):
-            if path.is_dir():
-                continue  # not a dataset file, as for the layout's own listing
-            absolute = os.path.abspath(path)
-            shown = (
-                os.path.relpath(absolute, here) if absolute.startswith(here + os.sep) else absolute
-            )
-            problem = escape_problem(shown, root) or special_problem(shown)
-            if problem is not None:
-                problems.append(problem)
-    return problems
 
 
 def _ci_document(name: str, report: LintReport) -> str:
@@ -178,57 +106,75 @@ def _ci_document(name: str, report: LintReport) -> str:
 def _summary(report: LintReport, paint: Painter) -> None:
     for d in report.datasets:
         status = paint("ok", "green") if not d.problems else counted(len(d.problems), "problem")
+        if d.suppressed:
+            status += f" ({len(d.suppressed)} suppressed)"
         version = d.version if d.version is not None else "?"
         print(
             f"{one_line(d.path)}: {counted(d.tasks, 'task')}, version {version}, "
             f"{d.content_hash or 'no content hash'} — {status}"
         )
-    total = sum(1 for _ in report.problems())
     if not report.datasets:
         print("no datasets found")
-    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+    print(_total(report, sum(1 for _ in report.problems())))
+
+
+def _total(report: LintReport, problems: int) -> str:
+    """``N problems in M datasets`` and, when the cards suppress some, how many."""
+    suppressed = sum(1 for _ in report.suppressed())
+    more = f", {suppressed} suppressed" if suppressed else ""
+    return f"{counted(problems, 'problem')} in {counted(len(report.datasets), 'dataset')}{more}"
+
+
+def _print_problems(report: LintReport, paint: Painter, *, group: bool) -> None:
+    """One line per problem, or per problem shown and per fold of the rest."""
+    import attrs
+
+    from evalspec.evals.lint.grouping import Fold, grouped
+
+    for item in grouped(report.problems()) if group else report.problems():
+        if isinstance(item, Fold):
+            message = f"{item.describe()}; --no-group prints each"
+            print(
+                format_error(
+                    item.first.file, attrs.evolve(item.first.error, message=message), paint
+                )
+            )
+        else:
+            print(format_error(item.file, item.error, paint))
 
 
 def _print_statistics(report: LintReport) -> None:
-    """ruff's ``--statistics``: one line per rule, the count first, most frequent first."""
+    """ruff's ``--statistics``: one line per rule, the count first, most frequent first;
+    then the findings the data cards suppress, per rule."""
     from evalspec.evals.lint.report import statistics
 
     counts = statistics(report)
-    width = len(str(counts[0][1])) if counts else 1
+    suppressed = statistics(report, suppressed=True)
+    width = max((len(str(count)) for _, count in (*counts, *suppressed)), default=1)
     for rule, count in counts:
         print(f"{count:>{width}}  {rule}")
-    total = sum(count for _, count in counts)
-    print(f"{counted(total, 'problem')} in {counted(len(report.datasets), 'dataset')}")
+    for rule, count in suppressed:
+        print(f"{count:>{width}}  {rule} (suppressed)")
+    print(_total(report, sum(count for _, count in counts)))
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.evals.lint import LintReport, lint_layout
-    from evalspec.evals.lint.report import RuleSelection, apply_selection
-    from evalspec.evals.yamlfile import MissingYamlError
-    from evalspec.io.governing import govern
+    from evalspec.command import lint
 
-    selection = RuleSelection(select=args.select, ignore=args.ignore)
-    groups, errors = _targets(args.paths)
-    errors = _selection_problems(selection) + (errors or _unreadable(groups))
-    for e in errors:
+    result = lint(
+        args.paths,
+        base=args.base,
+        check_git=not args.no_git,
+        select=args.select,
+        ignore=args.ignore,
+    )
+    for e in result.path_problems:
         print(f"evalspec: error: {e}", file=sys.stderr)
-    if errors:
-        return 2
-    report = LintReport()
-    try:
-        for layout, files in groups:
-            # The layout's own [tool.evalspec] decides the spec versions, from any directory.
-            govern(layout.root)
-            part = lint_layout(layout, files, base=args.base, check_git=not args.no_git)
-            report.datasets.extend(part.datasets)
-            report.layout_problems.extend(part.layout_problems)
-            report.io_errors.extend(part.io_errors)
-    except MissingYamlError as exc:
-        print(f"evalspec: error: {exc}", file=sys.stderr)
-        return 2
+    report = result.report
+    if report is None:
+        return result.exit_code
     for e in report.io_errors:
         print(f"evalspec: error: {e}", file=sys.stderr)
-    apply_selection(report, selection)
     if args.statistics:
         _print_statistics(report)
     elif args.format == "json":
@@ -238,10 +184,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(_ci_document(args.format, report))
     else:
         paint = Painter.for_stream(sys.stdout, args.color)
-        for p in report.problems():
-            print(format_error(p.file, p.error, paint))
+        _print_problems(report, paint, group=not args.no_group)
         if not args.quiet:
             _summary(report, paint)
-    if report.io_errors:
-        return 2
-    return 0 if report.ok else 1
+    return result.exit_code

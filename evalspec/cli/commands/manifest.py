@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
-from evalspec.io.exitcodes import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from evalspec.io.wording import counted
 from evalspec.manifest import (
     DEFAULT_MANIFEST,
-    IO_CODES,
-    ManifestProblem,
-    add,
-    fetch,
-    find_root,
-    load_manifest,
-    verify,
 )
-from evalspec.manifest.fetch import DEFAULT_MAX_BYTES, FetchLimits
+from evalspec.manifest.fetch import DEFAULT_MAX_BYTES
 from evalspec.manifest.problems import show
 
 _FORMAT_HELP = "text for people (default) or json for tools"
@@ -123,87 +113,49 @@ def _size(text: str) -> int:
     return int(number) * _SIZE_SUFFIXES[suffix]
 
 
-def _layout_manifest(args: argparse.Namespace) -> Path | None:
-    """Inside an evals layout (the file added, or the current directory) the manifest
-    sits beside the layout's datasets; a manifest already at the repository root is
-    still used by verify and fetch when the layout has none."""
-    from evalspec.evals.layout import find_layout
-
-    starts = [Path(args.file).parent] if getattr(args, "file", None) else []
-    for start in [*starts, Path.cwd()]:
-        layout = find_layout(start)
-        if layout is None:
-            continue
-        path = layout.root / DEFAULT_MANIFEST
-        if getattr(args, "file", None) or path.is_file():
-            return path
-        return None
-    return None
-
-
-def _locate(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    """(manifest path, explicit root or None)."""
-    root = Path(args.root) if args.root is not None else None
-    if args.manifest is not None:
-        return Path(args.manifest), root
-    in_layout = _layout_manifest(args) if root is None else None
-    base = root if root is not None else find_root(Path.cwd())
-    path = in_layout if in_layout is not None else base / DEFAULT_MANIFEST
-    if root is None:
-        # Messages name the manifest as the user would type it from here.
-        relative = os.path.relpath(path)
-        if not relative.startswith(os.pardir):
-            path = Path(relative)
-    return path, root
-
-
-def _exit_code(problems: list[ManifestProblem] | tuple[ManifestProblem, ...]) -> int:
-    if any(p.code in IO_CODES for p in problems):
-        return EXIT_USAGE
-    return EXIT_PROBLEMS if problems else EXIT_OK
-
-
 def run_add(args: argparse.Namespace) -> int:
-    manifest_path, root = _locate(args)
-    try:
-        result = add(
-            manifest_path,
-            args.file,
-            args.uri,
-            root=root,
-            gitignore=not args.no_gitignore,
-            allow_outside_root=args.allow_outside_root,
-        )
-    except OSError as exc:  # reading problems are ManifestErrors: this is the writing
-        where = exc.filename or manifest_path
-        print(f"evalspec: error: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_USAGE
-    entry = result.entry
-    verb = "updated" if result.previous is not None else "added"
-    print(f"{manifest_path}: {verb} {show(entry.path)} ({entry.size} bytes, sha256 {entry.sha256})")
-    if result.gitignore_added:
-        print(f"{result.manifest.root / '.gitignore'}: ignoring {show(entry.path)}")
-    if result.tracked:
+    from evalspec.command import manifest_add
+
+    result = manifest_add(
+        args.file,
+        args.uri,
+        manifest=args.manifest,
+        root=args.root,
+        gitignore=not args.no_gitignore,
+        allow_outside_root=args.allow_outside_root,
+    )
+    added = result.added
+    if added is None:
+        print(f"evalspec: error: {result.error}", file=sys.stderr)
+        return result.exit_code
+    entry = added.entry
+    verb = "updated" if added.previous is not None else "added"
+    print(
+        f"{result.manifest_path}: {verb} {show(entry.path)} ({entry.size} bytes, "
+        f"sha256 {entry.sha256})"
+    )
+    if added.gitignore_added:
+        print(f"{added.manifest.root / '.gitignore'}: ignoring {show(entry.path)}")
+    if added.tracked:
         print(
             f"evalspec: warning: git still tracks {show(entry.path)}; run "
             f"`git rm --cached -- {entry.path}` to keep it out of the repository",
             file=sys.stderr,
         )
-    return EXIT_OK
+    return result.exit_code
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    manifest_path, root = _locate(args)
-    manifest = load_manifest(manifest_path, root=root)
-    problems = verify(manifest)
-    # verify adds at most one problem per readable entry after the reading problems.
-    ok = len(manifest.entries) - (len(problems) - len(manifest.problems))
+    from evalspec.command import manifest_verify
+
+    result = manifest_verify(manifest=args.manifest, root=args.root)
+    manifest, problems = result.manifest, result.problems
     if args.format == "json":
         doc = {
-            "manifest": str(manifest_path),
+            "manifest": str(result.manifest_path),
             "root": str(manifest.root),
             "entries": manifest.listed,
-            "ok": ok,
+            "ok": result.ok,
             "problems": [p.to_dict() for p in problems],
         }
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
@@ -212,41 +164,44 @@ def run_verify(args: argparse.Namespace) -> int:
         for p in problems:
             print(p.format())
         listed, found = counted(manifest.listed, "entry"), counted(len(problems), "problem")
-        print(f"{manifest_path}: {listed}, {ok} ok, {found}")
-    return _exit_code(problems)
+        print(f"{result.manifest_path}: {listed}, {result.ok} ok, {found}")
+    return result.exit_code
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    manifest_path, root = _locate(args)
-    manifest = load_manifest(manifest_path, root=root)
-    wanted = set(args.paths) if args.paths else None
-    if wanted is not None:
-        unknown = sorted(wanted - {e.path for e in manifest.entries})
-        if unknown:
-            for path in unknown:
-                print(f"evalspec: error: {manifest_path}: no entry {show(path)}", file=sys.stderr)
-            return EXIT_USAGE
-    limits = FetchLimits(
-        max_bytes=args.max_size or None, allow_outside_root=args.allow_outside_root
+    from evalspec.command import manifest_fetch
+
+    result = manifest_fetch(
+        args.paths,
+        manifest=args.manifest,
+        root=args.root,
+        force=args.force,
+        max_bytes=args.max_size,
+        allow_outside_root=args.allow_outside_root,
     )
-    result = fetch(manifest, force=args.force, paths=wanted, limits=limits)
+    for path in result.unknown:
+        print(f"evalspec: error: {result.manifest_path}: no entry {show(path)}", file=sys.stderr)
+    fetched = result.fetched
+    if fetched is None:
+        return result.exit_code
     if args.format == "json":
         doc = {
-            "manifest": str(manifest_path),
-            "root": str(manifest.root),
-            "fetched": [e.path for e in result.fetched],
-            "present": [e.path for e in result.present],
-            "problems": [p.to_dict() for p in result.problems],
+            "manifest": str(result.manifest_path),
+            "root": str(result.manifest.root),
+            "fetched": [e.path for e in fetched.fetched],
+            "present": [e.path for e in fetched.present],
+            "problems": [p.to_dict() for p in fetched.problems],
         }
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        for e in result.fetched:
+        for e in fetched.fetched:
             print(f"fetched {show(e.path)} ({e.size} bytes) from {show(e.uri)}")
-        for p in result.problems:
+        for p in fetched.problems:
             print(p.format())
         print(
-            f"{manifest_path}: {len(result.fetched)} fetched, {len(result.present)} already "
-            f"present, {counted(len(result.problems), 'problem')}"
+            f"{result.manifest_path}: {len(fetched.fetched)} fetched, "
+            f"{len(fetched.present)} already present, "
+            f"{counted(len(fetched.problems), 'problem')}"
         )
-    return _exit_code(result.problems)
+    return result.exit_code

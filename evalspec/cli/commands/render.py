@@ -4,27 +4,16 @@ model would receive. PATH may be ``-`` (standard input) or a directory."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalspec.cli.inputs import (
-    STDIN,
-    expand,
-    govern_path,
-    input_name,
-    not_jsonl_hint,
-    per_project,
-    stdin_binary,
-)
 from evalspec.cli.options import add_paths, add_spec_version
-from evalspec.io.wording import counted, one_line
-from evalspec.model import TaskSpec
-from evalspec.registry.build import default_registry
-from evalspec.scoring.render import render
+from evalspec.io.wording import counted
 from evalspec.validation.messages import format_error
-from evalspec.validation.validator import ValidationResult, validate_file
+
+if TYPE_CHECKING:
+    from evalspec.command import RenderedFile
 
 FORMATS = ("jsonl", "json", "text")
 
@@ -56,85 +45,65 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _write(fmt: str, files: list[tuple[str, list[TaskSpec]]]) -> None:
+def _write(fmt: str, files: tuple[RenderedFile, ...]) -> None:
     out = sys.stdout
     if fmt == "json":
         doc = {
             "files": [
                 {
-                    "path": name,
-                    "tasks": [{"task_id": t.task_id, "prompt": render(t)} for t in tasks],
+                    "path": f.name,
+                    "tasks": [
+                        {"task_id": task_id, "prompt": prompt} for task_id, prompt in f.prompts
+                    ],
                 }
-                for name, tasks in files
+                for f in files
             ]
         }
         json.dump(doc, out, ensure_ascii=False, indent=2)
         out.write("\n")
         return
     first = True
-    for name, tasks in files:
-        for task in tasks:
+    for f in files:
+        for task_id, prompt in f.prompts:
             if fmt == "jsonl":
-                line = json.dumps(
-                    {"task_id": task.task_id, "prompt": render(task)}, ensure_ascii=False
-                )
+                line = json.dumps({"task_id": task_id, "prompt": prompt}, ensure_ascii=False)
                 out.write(line + "\n")
             else:
-                out.write(("" if first else "\n") + f"==> {name} {task.task_id} <==\n")
-                out.write(render(task) + "\n")
+                out.write(("" if first else "\n") + f"==> {f.name} {task_id} <==\n")
+                out.write(prompt + "\n")
                 first = False
 
 
-def _validated(path: str, registry: Any) -> ValidationResult:
-    """The tasks of ``path`` read line by line, as validate reads them: the line
-    length limit applies, so ``/dev/zero`` or an endless pipe ends with an
-    ``invalid_json`` error instead of being read into memory whole.
-
-    :raises OSError: the file cannot be read.
-    """
-    with contextlib.ExitStack() as stack:
-        f = stdin_binary() if path == STDIN else stack.enter_context(open(path, "rb"))
-        return validate_file(f, registry=registry)
-
-
 def run(args: argparse.Namespace) -> int:
-    paths, input_problems = expand(args.paths)
-    for problem in input_problems:
+    from evalspec.command import render
+
+    result = render(
+        args.paths, spec_version=args.spec_version, allow_bad_tasks=args.allow_bad_tasks
+    )
+    for problem in result.input_problems:
         print(f"evalspec: error: {problem}", file=sys.stderr)
-    if input_problems:
-        return 2
-    # Each file is checked against its own project (the nearest pyproject.toml above it).
-    registries = per_project(paths, lambda: default_registry(args.spec_version))
-    files: list[tuple[str, list[TaskSpec]]] = []
-    total = invalid = 0
-    for path in paths:
-        name = input_name(path)
-        try:
-            result = _validated(path, registries[govern_path(path)])
-        except OSError as exc:
-            reason = one_line(str(exc.strerror or exc))
-            print(f"evalspec: error: cannot read {one_line(name)}: {reason}", file=sys.stderr)
-            return 2
-        for e in result.errors:
-            print(format_error(name, e), file=sys.stderr)
-        hint = not_jsonl_hint(path, result.errors[0] if result.errors else None)
-        if hint is not None:
-            print(hint, file=sys.stderr)
-        total += result.total
-        invalid += result.invalid
-        files.append((name, result.validated))
-    if invalid and not args.allow_bad_tasks:
+    for f in result.files:
+        for e in f.errors:
+            print(format_error(f.name, e), file=sys.stderr)
+        if f.hint is not None:
+            print(f.hint, file=sys.stderr)
+    if result.failure is not None:
+        print(f"evalspec: error: {result.failure}", file=sys.stderr)
+    if result.input_problems or result.failure is not None:
+        return result.exit_code
+    total, invalid = result.total, result.invalid
+    if result.refused:
         print(
             f"evalspec: refusing to render: {invalid} of {counted(total, 'task')} "
             f"{'is' if invalid == 1 else 'are'} invalid "
             "(fix them, or pass --allow-bad-tasks to render the valid ones)",
             file=sys.stderr,
         )
-        return 1
-    _write(args.format, files)
+        return result.exit_code
+    _write(args.format, result.files)
     if invalid:
         print(
             f"evalspec: rendered {counted(total - invalid, 'task')}, skipped {invalid} invalid",
             file=sys.stderr,
         )
-    return 0
+    return result.exit_code

@@ -7,9 +7,6 @@ import json
 import sys
 from typing import Any
 
-from evalspec.registry.build import default_registry
-from evalspec.validation.schema import task_schema
-
 
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -49,7 +46,9 @@ def _indent(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    schema = task_schema(default_registry(args.spec_version))
-    json.dump(schema, sys.stdout, ensure_ascii=False, indent=args.indent)
+    from evalspec.command import schema
+
+    found = schema(spec_version=args.spec_version)
+    json.dump(found, sys.stdout, ensure_ascii=False, indent=args.indent)
     sys.stdout.write("\n")
     return 0

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from evalspec.cli.inputs import STDIN, govern_path, input_name, not_jsonl_hint, stdin_binary
 from evalspec.cli.options import add_executor_options, add_limit_options, limits_from
-from evalspec.cli.swapped import looks_swapped
 from evalspec.io.exitcodes import EXIT_USAGE
-from evalspec.io.wording import one_line
-from evalspec.registry.build import default_registry
+from evalspec.io.inputs import STDIN
 from evalspec.scoring.intervals import DEFAULT_RESAMPLES
-from evalspec.scoring.pipeline import ScoreOptions, score_inputs
+from evalspec.scoring.pipeline import ScoreOptions
 from evalspec.scoring.report import FORMATS, format_report
 from evalspec.scoring.runlogs import FORMATS as RUN_LOG_FORMATS
 
@@ -174,51 +168,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _read(path: str, *, lines: bool = True) -> bytes | None:
-    """The bytes of ``path``; a JSON Lines file (``lines``) is refused at its first
-    overlong line, so a file without line breaks cannot fill memory."""
-    from evalspec.io.linelimit import max_line_bytes, overlong_message
-
-    # An inspect .eval log is a zip archive: it has no lines to limit.
-    limit = max_line_bytes()
-    parts: list[bytes] = []
-    run = 0  # bytes since the last line break: a file without them must not fill memory
-    from evalspec.io.repository import OutsideRootError, open_for_reading, repository_of
-
-    try:
-        with contextlib.ExitStack() as stack:
-            # Opened once and checked on the descriptor: a task file inside the
-            # repository that a symlink sends out (or that is swapped for one) is refused.
-            f = (
-                stdin_binary()
-                if path == STDIN
-                else stack.enter_context(open_for_reading(path, repository_of(os.getcwd())))
-            )
-            while chunk := f.read(1 << 20):
-                parts.append(chunk)
-                cut = chunk.rfind(b"\n")
-                run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
-                if lines and run > limit:
-                    print(
-                        f"evalspec: error: {input_name(path)}: {overlong_message(limit)}",
-                        file=sys.stderr,
-                    )
-                    return None
-    except OutsideRootError as exc:
-        print(
-            f"evalspec: error: refusing to read {one_line(input_name(path))}: {one_line(str(exc))}",
-            file=sys.stderr,
-        )
-        return None
-    except OSError as exc:
-        reason = exc.strerror or exc
-        print(
-            f"evalspec: error: cannot read {one_line(input_name(path))}: {reason}", file=sys.stderr
-        )
-        return None
-    return b"".join(parts)
-
-
 def _say(line: str) -> None:
     print(line, file=sys.stderr)
 
@@ -242,41 +191,12 @@ def _declared_labels(tasks: str) -> tuple[str, ...] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.executor == "ray":
-        from evalspec.cluster.ray import import_ray
+    from evalspec.command import score
 
-        import_ray()  # without the extra: say how to install it before reading anything
-    govern_path(args.tasks)  # the tasks' project decides the spec, from any directory
-    registry = default_registry(args.spec_version)
-    if args.tasks == STDIN and args.predictions == STDIN:
-        print(
-            "evalspec: error: TASKS and PREDICTIONS cannot both be - (standard input)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    tasks_bytes = _read(args.tasks)
-    predictions_bytes = _read(args.predictions, lines=args.predictions_format != "inspect")
-    if tasks_bytes is None or predictions_bytes is None:
-        return EXIT_USAGE
-    tasks_name, predictions_name = input_name(args.tasks), input_name(args.predictions)
-    if args.predictions_format == "evalspec" and looks_swapped(tasks_bytes, predictions_bytes):
-        print(
-            f"evalspec: error: {tasks_name} holds predictions and {predictions_name} holds "
-            "tasks: the arguments look swapped",
-            file=sys.stderr,
-        )
-        print(
-            f"evalspec: hint: tasks come first: evalspec score {predictions_name} {tasks_name}",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    outcome = score_inputs(
-        tasks_bytes,
-        predictions_bytes,
-        tasks_path=args.tasks,
-        tasks_name=tasks_name,
-        predictions_name=predictions_name,
-        registry=registry,
+    result = score(
+        args.tasks,
+        args.predictions,
+        spec_version=args.spec_version,
         options=ScoreOptions(
             allow_bad_tasks=args.allow_bad_tasks,
             allow_code_exec=args.allow_code_exec,
@@ -293,13 +213,12 @@ def run(args: argparse.Namespace) -> int:
             predictions_format=args.predictions_format,
             id_template=args.id_template,
         ),
-        say=_say,
+        on_message=_say,
         progress=_progress if sys.stderr.isatty() else None,
-        first_error_hint=functools.partial(not_jsonl_hint, args.tasks),
     )
-    report = outcome.report
+    report = result.report
     if report is None:
-        return outcome.exit_code
+        return result.exit_code
     text = format_report(report, args.format)
     if args.output:
         from evalspec.io.atomicfile import write_report
@@ -312,4 +231,4 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     else:
         sys.stdout.write(text)
-    return outcome.exit_code
+    return result.exit_code

@@ -5,19 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from evalspec.cli.formatnames import FORMATS
-from evalspec.cli.inputs import (
-    STDIN,
-    expand,
-    govern_path,
-    input_name,
-    not_jsonl_hint,
-    per_project,
-    stdin_binary,
-)
 from evalspec.cli.options import (
     add_color,
     add_executor_options,
@@ -35,15 +25,10 @@ from evalspec.validation.messages import format_error, summary
 # TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
+    from evalspec.command import DatasetValidation, FileValidation, ValidateResult
     from evalspec.model import ErrorRecord
-    from evalspec.registry.tables import AnySpec
-    from evalspec.validation.validator import LineResult
-
-FileFound = tuple[str, tuple["ErrorRecord", ...], "str | None"]
-"""``(path, errors, io_error)`` of one file, for the CI formats (a FileReport each)."""
 
 
 def add_parser(sub: Any) -> None:
@@ -92,225 +77,104 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _problems(
-    path: str, args: argparse.Namespace, tally: Any, on_chunk: Any, spec: AnySpec
-) -> Iterator[LineResult]:
-    from evalspec.validation.engine import iter_problems
-
-    if path != STDIN:
-        return iter_problems(
-            path,
-            spec_version=args.spec_version,
-            jobs=getattr(args, "jobs", None),
-            tally=tally,
-            on_chunk=on_chunk,
-            spec=spec,
-        )
-    return _stdin_problems(args.spec_version, tally)
-
-
-def _stdin_problems(spec_version: int | None, tally: Any) -> Iterator[LineResult]:
-    from evalspec.validation.validator import iter_validate
-
-    # A pipe is read once, in this process: the same verdicts as iter_problems.
-    for verdict in iter_validate(stdin_binary(), spec_version=spec_version):
-        tally.total += 1
-        if verdict.task is None:
-            tally.invalid += 1
-            yield verdict
-
-
 def run(args: argparse.Namespace) -> int:
     from evalspec.cli.progress import Progress
-    from evalspec.validation.engine import Tally
+    from evalspec.command import DatasetValidation, validate
 
-    executor = getattr(args, "executor", "local")
-    if getattr(args, "ray_address", None) is not None and executor != "ray":
-        print("evalspec: error: --ray-address needs --executor ray", file=sys.stderr)
-        return 2
-    if executor == "ray":
-        from evalspec.cluster.ray import import_ray
-
-        import_ray()  # without the extra: say how to install it before reading anything
-    from evalspec.registry.snapshot import tables_in_force
-
-    paths, input_problems = expand(args.paths)
-    # The spec version in force for each file is its project's (the nearest
-    # pyproject.toml above the file, whatever the working directory), from the
-    # registry snapshot when it is current (as plain tables: no registry, no attrs);
-    # plugin errors surface before any file is read.
-    specs = per_project(paths, lambda: tables_in_force(args.spec_version))
-    for problem in input_problems:
-        print(f"evalspec: error: {problem}", file=sys.stderr)
+    text = args.format == "text"
     quiet = getattr(args, "quiet", False)
     paint = Painter.for_stream(sys.stdout, getattr(args, "color", "auto"))
-    reports: list[dict[str, Any]] = []
-    file_reports: list[FileFound] = []
-    datasets: list[dict[str, Any]] = []
-    io_failed = bool(input_problems)
-    problems = False
-    for path in paths:
-        spec: AnySpec = specs[govern_path(path)]
-        if _sharded(path, executor):
-            found, failed = _run_sharded(args, path, reports, file_reports, datasets)
-            problems = problems or found
-            io_failed = io_failed or failed
-            continue
-        name = input_name(path)
-        errors: list[ErrorRecord] = []
-        tally = Tally()
-        progress = Progress.for_stream(sys.stderr, name)
-        first_error: ErrorRecord | None = None
-        try:
-            # Valid tasks are never built or held: only errors stream out.
-            for verdict in _problems(path, args, tally, progress.update, spec):
-                if first_error is None and verdict.errors:
-                    first_error = verdict.errors[0]
-                if args.format == "text":
-                    for e in verdict.errors:
-                        print(format_error(name, e, paint))
-                else:
-                    errors.extend(verdict.errors)
-        except OSError as exc:
-            progress.clear()
-            io_failed = True
-            reason = exc.strerror or str(exc)
-            from evalspec.validation.pool import WorkerLost
 
-            # A lost --jobs worker is not the file's fault: say so.
-            verb = "cannot check" if isinstance(exc, WorkerLost) else "cannot read"
-            print(f"evalspec: error: {verb} {one_line(name)}: {one_line(reason)}", file=sys.stderr)
-            reports.append({"path": name, "error": f"{verb}: {reason}"})
-            file_reports.append((name, (), reason))
-            continue
-        finally:
-            progress.clear()
-        problems = problems or tally.invalid > 0
-        if args.format == "text" and not quiet:
-            print(summary(name, tally.total, tally.invalid, paint))
-        hint = not_jsonl_hint(path, first_error)
-        if hint is not None:
-            print(hint, file=sys.stderr)
-        if args.format == "json":
-            from evalspec.validation.validator import ValidationResult
+    def print_error(name: str, e: ErrorRecord) -> None:
+        print(format_error(name, e, paint))
 
-            result = ValidationResult(name, errors=errors, total=tally.total, invalid=tally.invalid)
-            reports.append(result.to_dict())
-        file_reports.append((name, tuple(errors), None))
+    def print_entry(entry: FileValidation | DatasetValidation) -> None:
+        if isinstance(entry, DatasetValidation):
+            if text:
+                _print_dataset(entry)
+            return
+        if entry.failure is not None:
+            print(
+                f"evalspec: error: {entry.failure} {one_line(entry.name)}: "
+                f"{one_line(entry.reason or '')}",
+                file=sys.stderr,
+            )
+            return
+        if text and not quiet:
+            print(summary(entry.name, entry.total, entry.invalid, paint))
+        if entry.hint is not None:
+            print(entry.hint, file=sys.stderr)
+
+    tty = sys.stderr.isatty()
+    executor = getattr(args, "executor", "local")
+    result = validate(
+        args.paths,
+        spec_version=args.spec_version,
+        jobs=getattr(args, "jobs", None),
+        executor=executor,
+        ray_address=getattr(args, "ray_address", None),
+        on_error=print_error if text else None,
+        on_entry=print_entry,
+        progress=lambda name: Progress.for_stream(sys.stderr, name),
+        shard_progress=_shard_progress if tty else None,
+        on_input_problem=lambda problem: print(f"evalspec: error: {problem}", file=sys.stderr),
+    )
     if args.format in FORMATS:
         from evalspec.cli.formats import FileReport, render_reports
 
-        rendered = [FileReport(where, shown, io_error) for where, shown, io_error in file_reports]
+        rendered = [FileReport(f.name, f.errors, f.reason) for f in result.files]
         sys.stdout.write(render_reports(args.format, rendered, command="evalspec validate"))
     elif args.format == "json":
-        doc: dict[str, Any] = {"files": reports}
-        if datasets:
-            doc["datasets"] = datasets
-        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
+        json.dump(_json_document(result), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
-    if io_failed:
-        return 2
-    return 1 if problems else 0
+    return result.exit_code
 
 
-def _refuse_escaping(shards: list[str]) -> None:
-    """A local shard is read as a named task file is: not through a symlink out of
-    the repository (see :func:`evalspec.cli.inputs.escape_problem`).
-
-    :raises ShardError: one is.
-    """
-    from evalspec.cli.inputs import escape_problem
-    from evalspec.io.repository import repository_of
-    from evalspec.validation.shards import ShardError
-
-    root = repository_of(os.getcwd())
-    for shard in shards:
-        problem = None if "://" in shard else escape_problem(shard, root)
-        if problem is not None:
-            raise ShardError(problem)
-
-
-def _sharded(path: str, executor: str) -> bool:
-    """Whether ``path`` names a sharded dataset (a glob or URL, or anything under Ray)."""
-    if path == STDIN:
-        return False
-    if executor == "ray":
-        return True
-    # A file whose name merely looks like a glob ("data[1].jsonl") is that file
-    # (and the shards module is imported only for what may be a pattern).
-    if os.path.exists(path):
-        return False
-    from evalspec.validation.shards import is_pattern
-
-    return is_pattern(path)
-
-
-def _run_sharded(
-    args: argparse.Namespace,
-    pattern: str,
-    reports: list[dict[str, Any]],
-    file_reports: list[FileFound],
-    datasets: list[dict[str, Any]],
-) -> tuple[bool, bool]:
-    """Validate the shards of ``pattern`` as one dataset; ``(problems, io_failed)``."""
-    from evalspec.validation.shards import ShardError, validate_shards_local, validate_shards_ray
-    from evalspec.validation.shards import expand as expand_shards
+def _json_document(result: ValidateResult) -> dict[str, Any]:
+    from evalspec.command import DatasetValidation
     from evalspec.validation.validator import ValidationResult
 
-    tty = sys.stderr.isatty()
-
-    def progress(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{pattern}: {done}/{total} shards checked", end=end, file=sys.stderr, flush=True)
-
-    try:
-        shards = expand_shards(pattern)
-        _refuse_escaping(shards)
-        if args.executor == "ray":
-            from evalspec.cluster.ray import stdout_kept_for_reports
-
-            with stdout_kept_for_reports():
-                found = validate_shards_ray(
-                    shards,
-                    args.spec_version,
-                    address=args.ray_address,
-                    progress=progress if tty else None,
-                )
-        else:
-            found = validate_shards_local(
-                shards, args.spec_version, progress=progress if tty else None
+    files: list[dict[str, Any]] = []
+    datasets: list[dict[str, Any]] = []
+    for entry in result.entries:
+        if isinstance(entry, DatasetValidation):
+            datasets.append(
+                {
+                    "pattern": entry.pattern,
+                    "shards": len(entry.shards),
+                    "total": entry.total,
+                    "valid": entry.total - entry.invalid,
+                    "invalid": entry.invalid,
+                }
             )
-    except (OSError, ShardError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        print(
-            f"evalspec: error: cannot read {one_line(pattern)}: {one_line(reason)}", file=sys.stderr
-        )
-        reports.append({"path": pattern, "error": f"cannot read: {reason}"})
-        file_reports.append((pattern, (), reason))
-        return False, True
-    total = invalid = 0
-    for shard in found:
-        errors = [e for verdict in shard.errors for e in verdict.errors]
-        result = ValidationResult(path=shard.shard, errors=errors)
-        result.total, result.invalid = shard.total, shard.invalid
-        total, invalid = total + shard.total, invalid + shard.invalid
-        if args.format == "text":
-            for e in errors:
-                print(format_error(shard.shard, e))
-            print(summary(shard.shard, result.total, result.invalid))
-        reports.append(result.to_dict())
-        file_reports.append((shard.shard, tuple(errors), None))
-    dataset = {
-        "pattern": pattern,
-        "shards": len(found),
-        "total": total,
-        "valid": total - invalid,
-        "invalid": invalid,
-    }
-    datasets.append(dataset)
-    if args.format == "text":
-        print(
-            f"{pattern}: {counted(len(found), 'shard')}, {counted(total, 'task')}, "
-            f"{total - invalid} valid, {invalid} invalid"
-        )
-    return invalid > 0, False
+        shown = entry.shards if isinstance(entry, DatasetValidation) else (entry,)
+        for f in shown:
+            if f.failure is not None:
+                files.append({"path": f.name, "error": f"{f.failure}: {f.reason}"})
+                continue
+            verdict = ValidationResult(
+                f.name, errors=list(f.errors), total=f.total, invalid=f.invalid
+            )
+            files.append(verdict.to_dict())
+    doc: dict[str, Any] = {"files": files}
+    if datasets:
+        doc["datasets"] = datasets
+    return doc
+
+
+def _shard_progress(pattern: str, done: int, total: int) -> None:
+    end = "\n" if done == total else ""
+    print(f"\r{pattern}: {done}/{total} shards checked", end=end, file=sys.stderr, flush=True)
+
+
+def _print_dataset(dataset: DatasetValidation) -> None:
+    # A dataset's lines are printed without colour, as they always were.
+    for shard in dataset.shards:
+        for e in shard.errors:
+            print(format_error(shard.name, e))
+        print(summary(shard.name, shard.total, shard.invalid))
+    total, invalid = dataset.total, dataset.invalid
+    print(
+        f"{dataset.pattern}: {counted(len(dataset.shards), 'shard')}, "
+        f"{counted(total, 'task')}, {total - invalid} valid, {invalid} invalid"
+    )

@@ -21,8 +21,15 @@ from pathlib import Path
 
 from evalspec.evals.layout import Layout
 from evalspec.evals.lint.linter import Linter
-from evalspec.evals.lint.report import DatasetLint, LintProblem, LintReport, relative_name
+from evalspec.evals.lint.report import (
+    DatasetLint,
+    LintProblem,
+    LintReport,
+    RuleSelection,
+    relative_name,
+)
 from evalspec.evals.lint.semantic import SemanticChecks
+from evalspec.evals.lint.settings import SettingsError, apply_settings, read_settings
 from evalspec.evals.lint.taskchecks import offered_options
 from evalspec.evals.manifestlink import ManifestUnreadable, present_manifest_files
 
@@ -38,8 +45,19 @@ def lint_layout(
     *,
     base: str = "HEAD",
     check_git: bool = True,
+    selection: RuleSelection | None = None,
 ) -> LintReport:
-    """Lint ``files`` (default: every dataset of the layout and its manifest) of ``layout``."""
+    """Lint ``files`` (default: every dataset of the layout and its manifest) of ``layout``.
+
+    The report holds the problems of the rules ``selection`` (the command line's
+    ``--select`` / ``--ignore``) and the layout's ``config/lint.yaml`` keep
+    (:mod:`.settings`).
+
+    :raises SettingsError: the settings file cannot be used; nothing is linted (a
+        typo there must not change the verdict in silence).
+    :raises MissingYamlError: PyYAML is not installed.
+    """
+    settings = read_settings(layout)
     linter = Linter(layout, base=base, check_git=check_git)
     if files is None:
         found = {p.resolve(): p for p in layout.dataset_files()}
@@ -53,6 +71,7 @@ def lint_layout(
         files = [found[k] for k in sorted(found)]
     for path in files:
         linter.lint(path)
+    apply_settings(linter.report, layout, settings, selection or RuleSelection())
     return linter.report
 
 
@@ -61,7 +80,9 @@ __all__ = [
     "LintProblem",
     "LintReport",
     "Linter",
+    "RuleSelection",
     "SemanticChecks",
+    "SettingsError",
     "lint_layout",
     "manifest_datasets",
     "offered_options",

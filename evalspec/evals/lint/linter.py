@@ -6,13 +6,15 @@ by :mod:`.reading` and checked by :mod:`.semantic`."""
 from __future__ import annotations
 
 import os
+from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
 from evalspec.errors import SpecVersionError
 from evalspec.evals import codeowners, gitrepo
-from evalspec.evals.card import DataCard, card_path, parse_card
+from evalspec.evals.card import DataCard, Suppression, card_path, parse_card
 from evalspec.evals.contenthash import content_hash
 from evalspec.evals.labels import Labels, parse_labels
 from evalspec.evals.layout import Layout
@@ -21,16 +23,25 @@ from evalspec.evals.lint.report import (
     DatasetLint,
     LintProblem,
     LintReport,
+    SuppressedProblem,
+    covers,
     from_card,
     record,
     relative_name,
     shorten,
 )
 from evalspec.evals.lint.semantic import SemanticChecks
+from evalspec.evals.lint.settings import known_rules, unknown_code
+from evalspec.evals.lintrules import LINT_RULES
 from evalspec.evals.records import is_lfs_pointer, read_records
-from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_text_bounded
+from evalspec.io.repository import OutsideRootError, repository_of
+from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_text_inside
+from evalspec.io.wording import one_line
 from evalspec.model import ErrorRecord
 from evalspec.registry.build import Registry, default_registry
+
+UNREADABLE = (OSError, UnicodeDecodeError, DocumentError, OutsideRootError)
+"""Why a card, the labels file or CODEOWNERS could not be read (an I/O error)."""
 
 
 @attrs.define
@@ -47,8 +58,11 @@ class Linter:
     _codeowners: list[codeowners.Rule] | None = attrs.field(init=False, default=None)
     _codeowners_file: Path | None = attrs.field(init=False, default=None)
     _base_exists: bool = attrs.field(init=False, default=False)
+    _repository: str = attrs.field(init=False, default="")
+    """What the layout's files are read inside: a symlink out of it is refused."""
 
     def __attrs_post_init__(self) -> None:
+        self._repository = repository_of(str(self.layout.root))
         self._read_labels()
         self._git_root = gitrepo.toplevel(self.layout.root)
         if self._git_root is not None and self.check_git:
@@ -63,8 +77,8 @@ class Linter:
         self._codeowners_file = codeowners.find_codeowners(self._owner_root)
         if self._codeowners_file is not None:
             try:
-                text = read_text_bounded(self._codeowners_file, MAX_TEXT_BYTES)
-            except (OSError, UnicodeDecodeError, DocumentError) as exc:
+                text = read_text_inside(self._codeowners_file, self._repository, MAX_TEXT_BYTES)
+            except UNREADABLE as exc:
                 self.report.io_errors.append(
                     f"cannot read {relative_name(self._codeowners_file)}: {exc}"
                 )
@@ -89,8 +103,8 @@ class Linter:
             )
             return
         try:
-            text = read_text_bounded(path)
-        except (OSError, UnicodeDecodeError, DocumentError) as exc:
+            text = read_text_inside(path, self._repository)
+        except UNREADABLE as exc:
             self.report.io_errors.append(f"cannot read {shown}: {exc}")
             return
         labels, problems = parse_labels(text)
@@ -152,6 +166,7 @@ class Linter:
         if card is not None:
             self._check_owner(dataset, card, result)
             self._check_bump(dataset, cpath, hashed, card, result)
+            _suppress(card.suppressions, result)
         return result
 
     def _card(self, cpath: Path, result: DatasetLint) -> DataCard | None:
@@ -170,8 +185,8 @@ class Linter:
             )
             return None
         try:
-            text = read_text_bounded(cpath, MAX_TEXT_BYTES)
-        except (OSError, UnicodeDecodeError, DocumentError) as exc:
+            text = read_text_inside(cpath, self._repository, MAX_TEXT_BYTES)
+        except UNREADABLE as exc:
             self.report.io_errors.append(f"cannot read {result.card}: {exc}")
             return None
         card, problems = parse_card(text)
@@ -263,6 +278,55 @@ class Linter:
                 ),
             )
         )
+
+
+def _suppress(suppressions: Sequence[Suppression], result: DatasetLint) -> None:
+    """Move the tasks' problems the card suppresses to ``result.suppressed``; report
+    each code of an entry that suppresses nothing (``unused_suppression``, as ruff's
+    RUF100), and each code that names no lint rule. Only lint's own rules can be
+    suppressed: a task the spec rejects stays rejected, or lint would pass a file
+    that validate and score refuse."""
+    if not suppressions:
+        return
+    entries: dict[str, list[tuple[Suppression, str]]] = defaultdict(list)
+    for s in suppressions:
+        for code in s.rules:
+            if any(covers(code, rule) for rule in LINT_RULES):
+                entries[s.task_id].append((s, code))
+                continue
+            if any(covers(code, rule) for rule in known_rules()):
+                message = (
+                    f"{one_line(code)} is a task-spec rule, which no suppression lifts: "
+                    "the task would still fail validate and score; fix the task"
+                )
+            else:
+                message = unknown_code(code)
+            problem = record(s.line, "card_field", f"{s.field}.rules", message)
+            result.problems.append(LintProblem(result.card, problem))
+    used: set[tuple[Suppression, str]] = set()
+    remaining: list[LintProblem] = []
+    for p in result.problems:
+        task = p.error.task_id
+        matching = [
+            (s, code)
+            for s, code in (entries.get(task, ()) if p.file == result.path and task else ())
+            if covers(code, p.error.rule) and p.error.rule in LINT_RULES
+        ]
+        if matching:
+            used.update(matching)
+            result.suppressed.append(SuppressedProblem(p, matching[0][0].reason))
+        else:
+            remaining.append(p)
+    result.problems[:] = remaining
+    for pairs in entries.values():
+        for s, code in pairs:
+            if (s, code) not in used:
+                message = (
+                    f"suppresses {one_line(code)} for task {one_line(s.task_id)!r}, which has "
+                    "no such problem: remove it, so it cannot hide a later one"
+                )
+                problem = record(s.line, "unused_suppression", s.field, message)
+                result.problems.append(LintProblem(result.card, problem))
 
 
 def _content_differs(old: bytes, dataset: Path, new: Hashed) -> bool:

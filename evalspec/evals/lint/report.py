@@ -26,6 +26,17 @@ class LintProblem:
         return {"file": self.file, **self.error.to_dict()}
 
 
+@attrs.frozen
+class SuppressedProblem:
+    """A finding the data card suppresses for its task, with the card's reason."""
+
+    problem: LintProblem
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.problem.to_dict(), "reason": self.reason}
+
+
 @attrs.define
 class DatasetLint:
     """What lint learned about one dataset."""
@@ -38,6 +49,8 @@ class DatasetLint:
     version: str | None = None
     spec_version: int | None = None
     problems: list[LintProblem] = attrs.Factory(list)
+    suppressed: list[SuppressedProblem] = attrs.Factory(list)
+    """Findings the card's ``suppress:`` entries took out of :attr:`problems`."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +62,7 @@ class DatasetLint:
             "version": self.version,
             "spec_version": self.spec_version,
             "problems": len(self.problems),
+            "suppressed": len(self.suppressed),
         }
 
 
@@ -65,6 +79,10 @@ class LintReport:
         for d in self.datasets:
             yield from d.problems
 
+    def suppressed(self) -> Iterator[SuppressedProblem]:
+        for d in self.datasets:
+            yield from d.suppressed
+
     @property
     def ok(self) -> bool:
         return not self.io_errors and next(self.problems(), None) is None
@@ -74,6 +92,7 @@ class LintReport:
             "ok": self.ok,
             "datasets": [d.to_dict() for d in self.datasets],
             "problems": [p.to_dict() for p in self.problems()],
+            "suppressed": [s.to_dict() for s in self.suppressed()],
             "io_errors": list(self.io_errors),
         }
 
@@ -106,16 +125,11 @@ def covers(code: str, rule: str) -> bool:
     return rule == code or rule.startswith(code.rstrip("_") + "_")
 
 
-def apply_selection(report: LintReport, selection: RuleSelection) -> None:
-    """Drop from ``report`` the problems whose rule ``selection`` does not keep."""
-    report.layout_problems[:] = [p for p in report.layout_problems if selection.keeps(p.error.rule)]
-    for d in report.datasets:
-        d.problems[:] = [p for p in d.problems if selection.keeps(p.error.rule)]
-
-
-def statistics(report: LintReport) -> list[tuple[str, int]]:
-    """``(rule, count)`` for every rule with problems, most frequent first (then by name)."""
-    counts = Counter(p.error.rule for p in report.problems())
+def statistics(report: LintReport, *, suppressed: bool = False) -> list[tuple[str, int]]:
+    """``(rule, count)`` for every rule with problems (``suppressed``: with
+    suppressed findings), most frequent first (then by name)."""
+    rules = (s.problem.error.rule for s in report.suppressed()) if suppressed else None
+    counts = Counter(rules if rules is not None else (p.error.rule for p in report.problems()))
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 

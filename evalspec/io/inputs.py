@@ -1,7 +1,7 @@
 """What the commands accept where they read task files: ``-`` for standard input,
 directories (their ``*.jsonl`` files, recursively, in sorted order), the project
-those paths belong to (:func:`govern_paths`), and the one-line hints for input that
-is JSON but not JSON Lines."""
+those paths belong to (:func:`govern_path`), and the refusal of a symlink out of
+the repository or a file that is not a regular file."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import IO, Any
-
-    from evalspec.model import ErrorRecord
 
 STDIN = "-"
 """The argument that means standard input."""
@@ -191,31 +189,6 @@ def stdin_binary() -> IO[bytes]:
     return stream
 
 
-_NOT_JSONL_RULES = frozenset({"invalid_json", "not_object"})
-
-
-def not_jsonl_hint(path: str, first_error: ErrorRecord | None) -> str | None:
-    """One hint line when the first problem of a file shows JSON that is not JSON Lines:
-    a JSON array, or a pretty-printed object spread over lines. ``None`` otherwise."""
-    if first_error is None or first_error.rule not in _NOT_JSONL_RULES or first_error.line > 3:
-        return None
-    text = (first_error.text or "").strip()
-    name = input_name(path)
-    convert = "" if path == STDIN else f" (convert it with: jq -c '.[]' {path})"
-    if text.startswith("["):
-        return (
-            f"evalspec: hint: {name} looks like a JSON array; evalspec reads JSON Lines, "
-            f"one task object per line{convert}"
-        )
-    if text == "{":
-        convert = "" if path == STDIN else f" (convert it with: jq -c . {path})"
-        return (
-            f"evalspec: hint: {name} looks like pretty-printed JSON; evalspec reads JSON Lines, "
-            f"each task object on a single line{convert}"
-        )
-    return None
-
-
 __all__ = [
     "STDIN",
     "STDIN_NAME",
@@ -224,7 +197,6 @@ __all__ = [
     "govern_path",
     "governing_start",
     "input_name",
-    "not_jsonl_hint",
     "per_project",
     "project_file",
     "special_problem",

@@ -1,4 +1,8 @@
-"""The field templates of an import mapping: ``{field}`` substitution, and nothing that runs code.
+"""evalspec's one template language: ``{field}`` substitution, and nothing that runs code.
+
+It fills the fields of an import mapping (:mod:`evalspec.importing`) and the task
+id a run log's record is scored under (``evalspec score --id-template``,
+:mod:`evalspec.scoring.runlogs`).
 
 A template is text with ``{...}`` holes; ``{{`` and ``}}`` are literal braces. A hole
 names a value of the row and may pass it through filters::
@@ -6,6 +10,7 @@ names a value of the row and may pass it through filters::
     Question: {question}\\nAnswer:        a column
     {choices[0]}  {meta.subject}         an index into a list, a key of an object
     {answer|after:####|strip}            filters, left to right
+    {doc_id|plus:1}                      an integer, plus a constant
     {["Unnamed: 0"]}  {meta["a key"]}    a name that is not a word, quoted
     {@row}  {@stem}                      the row number; the input file's name up to its first dot
     {@choices|lettered}                  the mapping's ``choices``, as "A. ...\\nB. ..."
@@ -110,6 +115,16 @@ def _lettered(value: Any, where: str, arg: str) -> str:
     return sep.join(f"{LETTERS[i]}. {_text(v, f'{where}[{i}]')}" for i, v in enumerate(items))
 
 
+def _plus(value: Any, where: str, arg: str) -> str:
+    """An integer plus a constant: lm-eval counts docs from 0, ``@row`` from 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TemplateValueError(BAD_VALUE, f"|plus needs an integer, and {where} is not one")
+    text = str(value).strip()
+    if not re.fullmatch(r"-?[0-9]{1,18}", text):
+        raise TemplateValueError(BAD_VALUE, f"|plus needs an integer, and {where} is {text[:40]!r}")
+    return str(int(text) + int(arg))
+
+
 def _plain(method: Callable[[str], str]) -> Callable[[Any, str, str], str]:
     return lambda value, where, arg: method(_text(value, where))
 
@@ -126,6 +141,7 @@ FILTERS: Mapping[str, tuple[str, Callable[[Any, str, str], str]]] = {
     "letter": (NO_ARGUMENT, _letter),
     "join": (ARGUMENT, _join),
     "lettered": (OPTIONAL_ARGUMENT, _lettered),
+    "plus": (ARGUMENT, _plus),
 }
 """name -> (whether it takes an argument, function of (value, where, argument)).
 
@@ -137,6 +153,9 @@ and ``\\t`` are a newline and a tab, ``\\|``, ``\\}`` and ``\\\\`` the character
 
 _NAME = re.compile(r"@?\w+|\[\"((?:[^\"\\]|\\.)*)\"\]")
 _STEP = re.compile(r"\[(-?\d+)\]|\.(\w+)|\[\"((?:[^\"\\]|\\.)*)\"\]")
+_INTEGER_ARGUMENT = frozenset({"plus"})
+"""The filters whose argument must be an integer: refused when the template is read."""
+
 _ESCAPES = {"n": "\n", "t": "\t", "|": "|", "}": "}", "\\": "\\", "{": "{", '"': '"'}
 
 
@@ -287,6 +306,8 @@ def _hole(body: str, specials: Sequence[str]) -> Hole:
             raise TemplateSyntaxError(f"{{{body}}}: |{fname} needs an argument (|{fname}:TEXT)")
         if argument == NO_ARGUMENT and colon:
             raise TemplateSyntaxError(f"{{{body}}}: |{fname} takes no argument")
+        if fname in _INTEGER_ARGUMENT and not re.fullmatch(r"-?[0-9]{1,18}", raw_arg.strip()):
+            raise TemplateSyntaxError(f"{{{body}}}: |{fname} needs an integer (|{fname}:1)")
         filters.append((fname, _unescape(raw_arg)))
     return Hole(name, special, tuple(steps), tuple(filters), "{" + body + "}")
 

@@ -1,4 +1,4 @@
-"""The import mapping's template language (evalspec/importing/template.py): holes,
+"""The import mapping's template language (evalspec/template.py): holes,
 indexes, filters and escapes, and the errors of a template that cannot be read or filled."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evalspec.importing.template import (
+from evalspec.template import (
     TemplateSyntaxError,
     TemplateValueError,
     compile_template,
@@ -46,6 +46,9 @@ def fill(source: str) -> str:
         ("{@choices|lettered}", "A. x\nB. y"),
         ("{flag}", "true"),
         ("{choices|join:a\\|b}", "3a|b4a|b5"),
+        ("{@row|plus:1}", "8"),
+        ("{meta.n|plus:-3}", "0"),
+        ("{answer|plus:10}", "11"),
     ],
 )
 def test_templates_fill_from_the_row(source: str, expected: str) -> None:
@@ -64,6 +67,9 @@ def test_templates_fill_from_the_row(source: str, expected: str) -> None:
         ("{question|letter}", "bad_value", "|letter needs an index from 0 to 25"),
         ("{solution|after:%%}", "bad_value", "|after:%% found no '%%'"),
         ("{answer|join:,}", "bad_value", "|join needs a list"),
+        ("{question|plus:1}", "bad_value", "|plus needs an integer, and {question|plus:1} is"),
+        ("{flag|plus:1}", "bad_value", "|plus needs an integer"),
+        ("{choices|plus:1}", "bad_value", "|plus needs an integer"),
     ],
 )
 def test_a_row_that_cannot_fill_the_template_is_a_value_error(
@@ -88,6 +94,8 @@ def test_a_row_that_cannot_fill_the_template_is_a_value_error(
         ("{question.__class__.__mro__[1].__subclasses__()}", "cannot read '()'"),
         ("{@secret}", "unknown name '@secret'"),
         ("{question|}", "unknown filter ''"),
+        ("{answer|plus:x}", "|plus needs an integer (|plus:1)"),
+        ("{answer|plus}", "|plus needs an argument"),
     ],
 )
 def test_a_template_that_cannot_be_read_is_a_syntax_error(source: str, message: str) -> None:
