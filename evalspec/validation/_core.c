@@ -1,6 +1,10 @@
 /*
  * evalspec.validation._core: the compiled part of the validator's fast path.
  *
+ * Three parts: unique_keys (below), the repeated-key proof on its own; Voucher, the
+ * fast path's whole per-line check, which reuses the proof's key records; and
+ * DigestTable, the task ids as digests (with id_digests, what workers send).
+ *
  * The one check no installable JSON parser does for us: that no object in a
  * line repeats a key, at any depth. Every fast parser keeps the last of two
  * equal keys, so the fast path must prove their absence before it vouches for
@@ -401,7 +405,7 @@ static uint32_t mix32(uint32_t h) {
 
 /* The 32-bit digest of a str, from its UTF-8 bytes (lone surrogates encoded as
  * themselves, "surrogatepass"): the same in every process. -1 on error. */
-static int64_t id_digest(DigestTable *t, PyObject *id) {
+static int64_t full_digest(PyObject *id) {
     Py_ssize_t n;
     const char *bytes;
     PyObject *encoded = NULL;
@@ -421,10 +425,43 @@ static int64_t id_digest(DigestTable *t, PyObject *id) {
     }
     h = hash_bytes((const unsigned char *)bytes, (size_t)n);
     Py_XDECREF(encoded);
-    h = (uint32_t)(h ^ (h >> 32));
-    if (t->weak < 32)
-        h &= (((uint64_t)1) << t->weak) - 1;
-    return (int64_t)h;
+    return (int64_t)(uint32_t)(h ^ (h >> 32));
+}
+
+static uint32_t weaken(const DigestTable *t, uint32_t h) {
+    return t->weak < 32 ? h & (uint32_t)((((uint64_t)1) << t->weak) - 1) : h;
+}
+
+static int64_t id_digest(DigestTable *t, PyObject *id) {
+    int64_t h = full_digest(id);
+    return h < 0 ? h : (int64_t)weaken(t, (uint32_t)h);
+}
+
+/* id_digests(ids): the 32-bit digests of a list of str, as native uint32 bytes (what
+ * a worker process sends its parent instead of the ids). */
+static PyObject *id_digests(PyObject *self, PyObject *ids) {
+    PyObject *out;
+    Py_ssize_t i, n;
+    (void)self;
+    if (!PyList_Check(ids)) {
+        PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
+        return NULL;
+    }
+    n = PyList_GET_SIZE(ids);
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < n && i < PyList_GET_SIZE(ids); i++) {
+        int64_t h = full_digest(PyList_GET_ITEM(ids, i));
+        uint32_t digest = (uint32_t)h;
+        if (h < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        memcpy(PyBytes_AS_STRING(out) + i * (Py_ssize_t)sizeof(uint32_t), &digest,
+               sizeof(digest));
+    }
+    return out;
 }
 
 static uint32_t slot_tag(const uint64_t *slot) {
@@ -499,29 +536,32 @@ static int get_int64s(PyObject *obj, Py_buffer *view, Py_ssize_t n, const char *
     return 1;
 }
 
-static PyObject *DigestTable_add(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
-    PyObject *ids, *candidates;
+/* Insert each entry whose digest is new; the positions of the others, in order.
+ * The digests come from ids (a list of str) or, when ids is NULL, from digests
+ * (n native uint32, as id_digests wrote them). */
+static PyObject *add_entries(DigestTable *t, PyObject *ids, const Py_buffer *digests, Py_ssize_t n,
+                             PyObject *lines_obj, PyObject *offsets_obj) {
+    PyObject *candidates;
     Py_buffer lines, offsets;
-    Py_ssize_t n, i;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "add(ids, lines, offsets) takes 3 arguments");
+    Py_ssize_t i;
+    if (!get_int64s(lines_obj, &lines, n, "lines"))
         return NULL;
-    }
-    ids = args[0];
-    if (!PyList_Check(ids)) {
-        PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
-        return NULL;
-    }
-    n = PyList_GET_SIZE(ids);
-    if (!get_int64s(args[1], &lines, n, "lines"))
-        return NULL;
-    if (!get_int64s(args[2], &offsets, n, "offsets")) {
+    if (!get_int64s(offsets_obj, &offsets, n, "offsets")) {
         PyBuffer_Release(&lines);
         return NULL;
     }
     candidates = PyList_New(0);
-    for (i = 0; candidates != NULL && i < n && i < PyList_GET_SIZE(ids); i++) {
-        int64_t digest = id_digest(t, PyList_GET_ITEM(ids, i));
+    for (i = 0; candidates != NULL && i < n; i++) {
+        int64_t digest;
+        if (ids != NULL) {
+            if (i >= PyList_GET_SIZE(ids))
+                break; /* the list shrank under us: stop, never read past it */
+            digest = id_digest(t, PyList_GET_ITEM(ids, i));
+        } else {
+            uint32_t d;
+            memcpy(&d, (const char *)digests->buf + i * (Py_ssize_t)sizeof(uint32_t), sizeof(d));
+            digest = (int64_t)weaken(t, d);
+        }
         if (digest < 0) {
             Py_CLEAR(candidates);
             break;
@@ -538,6 +578,38 @@ static PyObject *DigestTable_add(DigestTable *t, PyObject *const *args, Py_ssize
     }
     PyBuffer_Release(&lines);
     PyBuffer_Release(&offsets);
+    return candidates;
+}
+
+static PyObject *DigestTable_add(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "add(ids, lines, offsets) takes 3 arguments");
+        return NULL;
+    }
+    if (!PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "ids must be a list of str");
+        return NULL;
+    }
+    return add_entries(t, args[0], NULL, PyList_GET_SIZE(args[0]), args[1], args[2]);
+}
+
+static PyObject *DigestTable_add_digests(DigestTable *t, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer digests;
+    PyObject *candidates;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "add_digests(digests, lines, offsets) takes 3 arguments");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &digests, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (digests.len % (Py_ssize_t)sizeof(uint32_t) != 0) {
+        PyBuffer_Release(&digests);
+        PyErr_SetString(PyExc_ValueError, "digests: 4 bytes a digest");
+        return NULL;
+    }
+    candidates = add_entries(t, NULL, &digests, digests.len / (Py_ssize_t)sizeof(uint32_t),
+                             args[1], args[2]);
+    PyBuffer_Release(&digests);
     return candidates;
 }
 
@@ -589,6 +661,24 @@ static PyObject *DigestTable_insert(DigestTable *t, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
+/* reserve(n): room for n entries in all (at most 3/4 full) in one resize, so a
+ * table that will hold n never holds its old and new slots at once later. */
+static PyObject *DigestTable_reserve(DigestTable *t, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    size_t slots = t->mask + 1;
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0 || (size_t)n > (((size_t)1) << 31)) {
+        PyErr_SetString(PyExc_ValueError, "reserve: 0 to 2**31 entries");
+        return NULL;
+    }
+    while ((size_t)n * 4 > slots * 3)
+        slots *= 2;
+    if (slots > t->mask + 1 && !table_resize(t, slots))
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyObject *DigestTable_nbytes(DigestTable *t, void *closure) {
     (void)closure;
     return PyLong_FromSize_t((t->mask + 1) * 2 * sizeof(uint64_t));
@@ -629,6 +719,11 @@ static PyMethodDef DigestTable_methods[] = {
      "add(ids, lines, offsets, /)\n--\n\n"
      "Insert each id (a list of str; lines and offsets: array('q')) whose digest is\n"
      "new; return the positions of the others, in order (candidates to decide)."},
+    {"add_digests", (PyCFunction)(void (*)(void))DigestTable_add_digests, METH_FASTCALL,
+     "add_digests(digests, lines, offsets, /)\n--\n\n"
+     "add(), with the ids' digests as id_digests() wrote them."},
+    {"reserve", (PyCFunction)DigestTable_reserve, METH_O,
+     "reserve(n, /)\n--\n\nRoom for n entries in all, in one resize."},
     {"find", (PyCFunction)DigestTable_find, METH_O,
      "find(task_id, /)\n--\n\n(line, offset) of every entry whose digest is task_id's."},
     {"insert", (PyCFunction)(void (*)(void))DigestTable_insert, METH_FASTCALL,
@@ -653,7 +748,875 @@ static PyTypeObject DigestTableType = {
     .tp_as_sequence = &DigestTable_sequence,
 };
 
+/* -- Voucher: the fast path's whole per-line check, building no object --------------
+ *
+ * Voucher(...).block(data) splits a block of whole lines at b"\n" (no bytes object
+ * per line) and, for each line, answers what the Python fast path answers, more
+ * cheaply: the line's task id (a str) when the line is certainly a valid task at
+ * stages 1-5, else None ("don't know": the caller asks the Python fast path, then
+ * the precise path). One strict pass per line validates the JSON grammar (UTF-8,
+ * escapes, numbers, nesting), the fields and their types, the category/metric/
+ * post-process triple and single targets, the task id and prompt rules, that no
+ * object repeats a key (at any depth, keys compared decoded), and the few-shot
+ * pre-filter of fast.py's _maybe_embedded: a line whose prompt might embed a
+ * few-shot block is "don't know", never vouched for. The only objects built are
+ * the ids of vouched lines. Whatever is unusual (a BOM, an integer of more than
+ * 19 digits, a float near the overflow limit, a lone surrogate) is "don't know":
+ * the Python paths decide it exactly as before.
+ */
+
+#define N_FIELDS 8 /* task_id category prompt targets metric_name post_process
+                      few_shot_examples metadata, in evalspec.fields order */
+#define F_ID 0
+#define F_CATEGORY 1
+#define F_PROMPT 2
+#define F_TARGETS 3
+#define F_METRIC 4
+#define F_RULE 5
+#define F_SHOTS 6
+#define F_META 7
+#define MAX_SHOTS 64
+#define MAX_INT_DIGITS 19
+#define MAX_FLOAT_MAGNITUDE 300
+
+typedef struct {
+    const char *ptr;
+    size_t len;
+} Name;
+
+typedef struct {
+    size_t off, len;
+    int scratch;
+} Span;
+
+typedef struct {
+    PyObject_HEAD
+    Name fields[N_FIELDS];
+    Name example_fields[2];
+    Name *names[3]; /* categories, metrics, post-processes */
+    size_t n_names[3];
+    int *legal;     /* [cat][metric][rule] -> -1 illegal, 0 any targets, k+1: single set k */
+    Name **singles; /* single-target sets */
+    size_t *n_singles;
+    size_t n_sets;
+    size_t max_shots;
+    Py_ssize_t max_depth;
+    PyObject *keep; /* the Python objects whose UTF-8 the names point into */
+} Voucher;
+
+typedef struct {
+    const unsigned char *raw, *p, *end;
+    Scan *s;
+    Py_ssize_t max_depth;
+} Line;
+
+/* 1 for the bytes a JSON string holds as they are: printable ASCII but '"' and '\\'. */
+static unsigned char plain_byte[256];
+
+static void init_tables(void) {
+    int c;
+    for (c = 0x20; c < 0x80; c++)
+        plain_byte[c] = c != '"' && c != '\\';
+}
+
+static int is_json_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static void skip_ws(Line *l) {
+    while (l->p < l->end && is_json_ws(*l->p))
+        l->p++;
+}
+
+/* Python's str.isspace for one code point. */
+static inline int py_space(unsigned cp) {
+    if (cp < 0x80)
+        return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20);
+    return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+           cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+/* The code point of the valid UTF-8 sequence at p (its length in *n). */
+static inline unsigned utf8_at(const unsigned char *p, size_t *n) {
+    unsigned char c = p[0];
+    if (c < 0x80) {
+        *n = 1;
+        return c;
+    }
+    if (c < 0xE0) {
+        *n = 2;
+        return ((unsigned)(c & 0x1F) << 6) | (p[1] & 0x3F);
+    }
+    if (c < 0xF0) {
+        *n = 3;
+        return ((unsigned)(c & 0x0F) << 12) | ((unsigned)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    }
+    *n = 4;
+    return ((unsigned)(c & 0x07) << 18) | ((unsigned)(p[1] & 0x3F) << 12) |
+           ((unsigned)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+}
+
+/* The length of the valid UTF-8 sequence at p (no surrogates, no overlong form,
+ * at most U+10FFFF), 0 if it is not one. */
+static size_t utf8_valid(const unsigned char *p, const unsigned char *end) {
+    unsigned char c = p[0];
+    size_t avail = (size_t)(end - p);
+    if (c >= 0xC2 && c <= 0xDF)
+        return avail >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return avail >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return avail >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 &&
+                       (p[3] & 0xC0) == 0x80
+                   ? 4
+                   : 0;
+    }
+    return 0;
+}
+
+/* A JSON string at l->p (its opening quote): checks it strictly and records its
+ * decoded text in *out (escaped text decoded into the scratch buffer). 0: not a
+ * string JSON and the precise path read the same way (or a lone surrogate). */
+static int read_string(Line *l, Span *out) {
+    const unsigned char *p = l->p + 1, *end = l->end, *start = p;
+    int escaped = 0;
+    if (l->p >= end || *l->p != '"')
+        return 0;
+    for (;;) {
+        unsigned char c;
+        while (p < end && plain_byte[*p])
+            p++;
+        if (p >= end)
+            return 0;
+        c = *p;
+        if (c == '"')
+            break;
+        if (c == '\\') {
+            unsigned cp, lo;
+            escaped = 1;
+            if (end - p < 2)
+                return 0;
+            switch (p[1]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                p += 2;
+                continue;
+            case 'u':
+                if (!hex4(p + 2, end, &cp))
+                    return 0;
+                p += 6;
+                if (cp >= 0xDC00 && cp <= 0xDFFF)
+                    return 0;
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, end, &lo) ||
+                        lo < 0xDC00 || lo > 0xDFFF)
+                        return 0;
+                    p += 6;
+                }
+                continue;
+            default:
+                return 0;
+            }
+        }
+        if (c < 0x20)
+            return 0; /* a raw control character */
+        {
+            size_t n = utf8_valid(p, end);
+            if (n == 0)
+                return 0;
+            p += n;
+        }
+    }
+    l->p = p + 1;
+    if (!escaped) {
+        out->scratch = 0;
+        out->off = (size_t)(start - l->raw);
+        out->len = (size_t)(p - start);
+        return 1;
+    }
+    out->scratch = 1;
+    out->off = l->s->n_scratch;
+    if (!decode_key(l->s, start, p))
+        return 0;
+    out->len = l->s->n_scratch - out->off;
+    return 1;
+}
+
+static const unsigned char *span_ptr(const Line *l, const Span *sp) {
+    return sp->scratch ? (const unsigned char *)l->s->scratch + sp->off : l->raw + sp->off;
+}
+
+static int read_number(Line *l) {
+    const unsigned char *p = l->p, *end = l->end;
+    size_t int_digits = 0;
+    int fraction = 0;
+    if (p < end && *p == '-')
+        p++;
+    if (p >= end)
+        return 0;
+    if (*p == '0') {
+        p++;
+        int_digits = 1;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+            int_digits++;
+        }
+    } else {
+        return 0;
+    }
+    if (p < end && *p == '.') {
+        const unsigned char *digits = ++p;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == digits)
+            return 0;
+        fraction = 1;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        long exponent = 0;
+        int negative = 0, n = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            negative = *p++ == '-';
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (++n > 4)
+                return 0; /* far from any float the fast path needs: don't know */
+            exponent = exponent * 10 + (*p++ - '0');
+        }
+        if (n == 0)
+            return 0;
+        /* Finite for certain: below 10**(int digits + exponent). */
+        if (!negative && (long)int_digits + exponent > MAX_FLOAT_MAGNITUDE)
+            return 0;
+        fraction = 1;
+    }
+    if (fraction ? int_digits > MAX_FLOAT_MAGNITUDE : int_digits > MAX_INT_DIGITS)
+        return 0; /* a long integer, or a float that might overflow: don't know */
+    l->p = p;
+    return 1;
+}
+
+/* After an item of a container closed by `close`: 1 if another item follows (its
+ * comma read), 0 if the container closed here (read), -1 on anything else. */
+static int next_item(Line *l, unsigned char close) {
+    skip_ws(l);
+    if (l->p < l->end && *l->p == ',') {
+        l->p++;
+        skip_ws(l);
+        return 1;
+    }
+    if (l->p >= l->end || *l->p != close)
+        return -1;
+    l->p++;
+    return 0;
+}
+
+static int read_value(Line *l, Py_ssize_t depth);
+
+static int read_literal(Line *l, const char *word, size_t n) {
+    if ((size_t)(l->end - l->p) < n || memcmp(l->p, word, n) != 0)
+        return 0;
+    l->p += n;
+    return 1;
+}
+
+/* An object or array at l->p, at nesting level depth + 1. */
+static int read_container(Line *l, Py_ssize_t depth) {
+    Scan *s = l->s;
+    int object = *l->p == '{';
+    unsigned char close = object ? '}' : ']';
+    size_t first = s->n_keys;
+    int more;
+    if (depth + 1 > l->max_depth)
+        return 0;
+    l->p++;
+    skip_ws(l);
+    if (l->p < l->end && *l->p == close) {
+        l->p++;
+        return 1;
+    }
+    for (;;) {
+        if (object) {
+            Span key;
+            Key *k;
+            if (!read_string(l, &key))
+                return 0;
+            if (s->n_keys == s->cap_keys &&
+                !grow((void **)&s->keys, &s->cap_keys, sizeof(Key), &s->heap_keys, s->n_keys + 1))
+                return 0;
+            k = s->keys + s->n_keys++;
+            k->scratch = key.scratch;
+            k->off = key.off;
+            k->len = key.len;
+            k->ptr = NULL;
+            k->hash = hash_bytes(span_ptr(l, &key), key.len);
+            skip_ws(l);
+            if (l->p >= l->end || *l->p != ':')
+                return 0;
+            l->p++;
+            skip_ws(l);
+        }
+        if (!read_value(l, depth + 1))
+            return 0;
+        more = next_item(l, close);
+        if (more < 0)
+            return 0;
+        if (!more)
+            break;
+    }
+    if (object) {
+        if (!distinct(s, l->raw, first))
+            return 0;
+        s->n_keys = first;
+    }
+    return 1;
+}
+
+static int read_value(Line *l, Py_ssize_t depth) {
+    Span ignored;
+    if (l->p >= l->end)
+        return 0;
+    switch (*l->p) {
+    case '{':
+    case '[':
+        return read_container(l, depth);
+    case '"':
+        return read_string(l, &ignored);
+    case 't':
+        return read_literal(l, "true", 4);
+    case 'f':
+        return read_literal(l, "false", 5);
+    case 'n':
+        return read_literal(l, "null", 4);
+    default:
+        return read_number(l);
+    }
+}
+
+static int name_index(const Name *names, size_t n, const unsigned char *p, size_t len) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (names[i].len == len && memcmp(names[i].ptr, p, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+static const unsigned char *find_bytes(const unsigned char *hay, size_t n, const unsigned char *needle,
+                                       size_t m) {
+    const unsigned char *p = hay, *last;
+    if (m == 0)
+        return hay;
+    if (m > n)
+        return NULL;
+    last = hay + (n - m);
+    while (p <= last) {
+        p = memchr(p, needle[0], (size_t)(last - p) + 1);
+        if (p == NULL)
+            return NULL;
+        if (memcmp(p, needle, m) == 0)
+            return p;
+        p++;
+    }
+    return NULL;
+}
+
+/* The first token of text [i, n) from i on (white-space separated, Python's
+ * isspace): its span in *start, *stop; 0 when there is none. */
+static int next_token(const unsigned char *text, size_t n, size_t i, size_t *start, size_t *stop) {
+    size_t len;
+    while (i < n && py_space(utf8_at(text + i, &len)))
+        i += len;
+    if (i >= n)
+        return 0;
+    *start = i;
+    while (i < n && !py_space(utf8_at(text + i, &len)))
+        i += len;
+    *stop = i;
+    return 1;
+}
+
+/* The last token of text (0 when it has none). */
+static int last_token(const unsigned char *text, size_t n, size_t *start, size_t *stop) {
+    size_t i = 0, a, b;
+    int found = 0;
+    while (next_token(text, n, i, &a, &b)) {
+        *start = a;
+        *stop = b;
+        found = 1;
+        i = b;
+    }
+    return found;
+}
+
+/* Whether every token of text is in the prompt; *tokens counts those seen. */
+static int tokens_in(const unsigned char *text, size_t n, const unsigned char *prompt, size_t pn,
+                     size_t *tokens) {
+    size_t i = 0, a, b;
+    while (next_token(text, n, i, &a, &b)) {
+        (*tokens)++;
+        if (find_bytes(prompt, pn, text + a, b - a) == NULL)
+            return 0;
+        i = b;
+    }
+    return 1;
+}
+
+static int token_missing(const unsigned char *text, size_t n, int last, const unsigned char *prompt,
+                         size_t pn) {
+    size_t a, b;
+    if (!(last ? last_token(text, n, &a, &b) : next_token(text, n, 0, &a, &b)))
+        return 0;
+    return find_bytes(prompt, pn, text + a, b - a) == NULL;
+}
+
+/* fast.py's _maybe_embedded on decoded UTF-8: 1 when the prompt might hold a
+ * few-shot block (the line is then not vouched for here). */
+static int maybe_embedded(const unsigned char *prompt, size_t pn, const Span *shots, size_t n_shots,
+                          const Line *l) {
+    size_t i, len, last_space_end = 0;
+    int cue_end = 0;
+    /* A cue at the end: "：", or ":" when the prompt holds another ":". */
+    if (pn >= 1 && prompt[pn - 1] == ':')
+        cue_end = memchr(prompt, ':', pn - 1) != NULL;
+    else if (pn >= 3 && memcmp(prompt + pn - 3, "\xEF\xBC\x9A", 3) == 0)
+        cue_end = 1;
+    if (cue_end) { /* where the last token starts: after the last white space */
+        i = pn;
+        while (i > 0) {
+            size_t at = i - 1;
+            while (at > 0 && (prompt[at] & 0xC0) == 0x80)
+                at--;
+            if (py_space(utf8_at(prompt + at, &len))) {
+                last_space_end = i;
+                break;
+            }
+            i = at;
+        }
+    }
+    if (cue_end) {
+        /* The last token, as a cue: somewhere before the end too? */
+        const unsigned char *cue = prompt + last_space_end;
+        size_t cn = pn - last_space_end;
+        if (find_bytes(prompt, pn, cue, cn) != cue)
+            return 1;
+    }
+    for (i = 0; i < n_shots; i++) {
+        /* Rule (a) needs every token of the example in the prompt: the completion's
+         * last token and the example prompt's first and last rule most out. */
+        size_t tokens = 0;
+        const Span *ex = shots + 2 * i;
+        const unsigned char *text = span_ptr(l, ex), *completion = span_ptr(l, ex + 1);
+        if (token_missing(completion, ex[1].len, 1, prompt, pn) ||
+            token_missing(text, ex[0].len, 0, prompt, pn) ||
+            token_missing(text, ex[0].len, 1, prompt, pn))
+            continue;
+        if (tokens_in(text, ex[0].len, prompt, pn, &tokens) &&
+            tokens_in(completion, ex[1].len, prompt, pn, &tokens) && tokens > 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int read_example(Line *l, const Voucher *v, Span *out) {
+    int seen = 0, which, more;
+    if (l->p >= l->end || *l->p != '{')
+        return 0;
+    l->p++;
+    skip_ws(l);
+    for (;;) {
+        Span key;
+        if (!read_string(l, &key))
+            return 0;
+        which = name_index(v->example_fields, 2, span_ptr(l, &key), key.len);
+        if (which < 0 || (seen & (1 << which)))
+            return 0;
+        seen |= 1 << which;
+        skip_ws(l);
+        if (l->p >= l->end || *l->p != ':')
+            return 0;
+        l->p++;
+        skip_ws(l);
+        if (!read_string(l, out + which))
+            return 0;
+        more = next_item(l, '}');
+        if (more < 0)
+            return 0;
+        if (!more)
+            return seen == 3;
+    }
+}
+
+/* 1 and the id's span when the line [raw, end) is certainly a valid task. */
+static int vouch_line(const Voucher *v, Scan *s, const unsigned char *raw, const unsigned char *end,
+                      Span *id) {
+    Line l;
+    Span strings[N_FIELDS], shots[2 * MAX_SHOTS], first_target = {0, 0, 0};
+    size_t n_shots = 0, n_targets = 0, i, len;
+    int seen = 0, ci, mi, ri, rule, more;
+    const unsigned char *p;
+    l.raw = raw;
+    l.p = raw;
+    l.end = end;
+    l.s = s;
+    l.max_depth = v->max_depth;
+    s->n_keys = 0;
+    s->n_scratch = 0;
+    skip_ws(&l);
+    if (l.p >= end || *l.p != '{' || v->max_depth < 1)
+        return 0;
+    l.p++;
+    skip_ws(&l);
+    for (;;) {
+        Span key;
+        int field;
+        if (!read_string(&l, &key))
+            return 0;
+        field = name_index(v->fields, N_FIELDS, span_ptr(&l, &key), key.len);
+        if (field < 0 || (seen & (1 << field)))
+            return 0; /* an unknown field or a repeated one */
+        seen |= 1 << field;
+        skip_ws(&l);
+        if (l.p >= end || *l.p != ':')
+            return 0;
+        l.p++;
+        skip_ws(&l);
+        if (field == F_TARGETS || field == F_SHOTS) {
+            if (l.p >= end || *l.p != '[' || v->max_depth < 2)
+                return 0;
+            l.p++;
+            skip_ws(&l);
+            if (l.p < end && *l.p == ']') {
+                l.p++;
+            } else {
+                for (;;) {
+                    if (field == F_TARGETS) {
+                        Span t;
+                        if (!read_string(&l, &t))
+                            return 0;
+                        if (n_targets++ == 0)
+                            first_target = t;
+                    } else {
+                        if (n_shots >= v->max_shots || v->max_depth < 3)
+                            return 0;
+                        if (!read_example(&l, v, shots + 2 * n_shots))
+                            return 0;
+                        n_shots++;
+                    }
+                    more = next_item(&l, ']');
+                    if (more < 0)
+                        return 0;
+                    if (!more)
+                        break;
+                }
+            }
+            if (field == F_TARGETS && n_targets == 0)
+                return 0;
+        } else if (field == F_META) {
+            if (l.p >= end || *l.p != '{' || !read_container(&l, 1))
+                return 0;
+        } else if (!read_string(&l, strings + field)) {
+            return 0;
+        }
+        more = next_item(&l, '}');
+        if (more < 0)
+            return 0;
+        if (!more)
+            break;
+    }
+    skip_ws(&l);
+    if (l.p != end || (seen & 0x3F) != 0x3F)
+        return 0;
+    /* The scratch buffer no longer grows: its spans can be read now. */
+    ci = name_index(v->names[0], v->n_names[0], span_ptr(&l, strings + F_CATEGORY),
+                    strings[F_CATEGORY].len);
+    mi = name_index(v->names[1], v->n_names[1], span_ptr(&l, strings + F_METRIC),
+                    strings[F_METRIC].len);
+    ri = name_index(v->names[2], v->n_names[2], span_ptr(&l, strings + F_RULE),
+                    strings[F_RULE].len);
+    if (ci < 0 || mi < 0 || ri < 0)
+        return 0;
+    rule = v->legal[((size_t)ci * v->n_names[1] + (size_t)mi) * v->n_names[2] + (size_t)ri];
+    if (rule < 0)
+        return 0;
+    if (rule > 0) {
+        size_t set = (size_t)(rule - 1);
+        if (n_targets != 1 || name_index(v->singles[set], v->n_singles[set],
+                                         span_ptr(&l, &first_target), first_target.len) < 0)
+            return 0;
+    }
+    /* The id: non-empty, no white space. */
+    if (strings[F_ID].len == 0)
+        return 0;
+    p = span_ptr(&l, strings + F_ID);
+    for (i = 0; i < strings[F_ID].len; i += len)
+        if (py_space(utf8_at(p + i, &len)))
+            return 0;
+    /* The prompt: non-empty, not ending in white space, no few-shot block. */
+    if (strings[F_PROMPT].len == 0)
+        return 0;
+    p = span_ptr(&l, strings + F_PROMPT);
+    {
+        size_t n = strings[F_PROMPT].len, back = n - 1;
+        while (back > 0 && (p[back] & 0xC0) == 0x80)
+            back--;
+        if (py_space(utf8_at(p + back, &len)))
+            return 0;
+        if (maybe_embedded(p, n, shots, n_shots, &l))
+            return 0;
+    }
+    *id = strings[F_ID];
+    return 1;
+}
+
+static PyObject *Voucher_block(Voucher *v, PyObject *data) {
+    Py_buffer view;
+    const unsigned char *p, *end, *nl;
+    PyObject *ids = NULL, *lengths = NULL, *result = NULL;
+    Key small_keys[SMALL_KEYS];
+    char small_scratch[SMALL_SCRATCH];
+    Scan s;
+    Py_ssize_t n = 0, i;
+    s.keys = small_keys;
+    s.n_keys = 0;
+    s.cap_keys = SMALL_KEYS;
+    s.scratch = small_scratch;
+    s.n_scratch = 0;
+    s.cap_scratch = SMALL_SCRATCH;
+    s.frames = NULL; /* unused: the nesting is the C stack, at most max_depth deep */
+    s.cap_frames = 0;
+    s.heap_keys = s.heap_scratch = s.heap_frames = 0;
+    s.collide = 0;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    p = (const unsigned char *)view.buf;
+    end = p + view.len;
+    while (p < end) { /* the lines: one per b"\n", and a last one without it */
+        nl = memchr(p, '\n', (size_t)(end - p));
+        n++;
+        p = nl == NULL ? end : nl + 1;
+    }
+    ids = PyList_New(n); /* its unset items are NULL, which its dealloc skips */
+    lengths = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (ids == NULL || lengths == NULL)
+        goto done;
+    p = (const unsigned char *)view.buf;
+    for (i = 0; i < n; i++) {
+        const unsigned char *stop;
+        int64_t length;
+        Span id;
+        PyObject *got = Py_None;
+        nl = memchr(p, '\n', (size_t)(end - p));
+        stop = nl == NULL ? end : nl + 1;
+        length = (int64_t)(stop - p);
+        memcpy(PyBytes_AS_STRING(lengths) + i * (Py_ssize_t)sizeof(int64_t), &length,
+               sizeof(length));
+        if (vouch_line(v, &s, p, stop, &id)) {
+            const char *text = id.scratch ? s.scratch + id.off : (const char *)p + id.off;
+            got = PyUnicode_DecodeUTF8(text, (Py_ssize_t)id.len, NULL);
+            if (got == NULL)
+                goto done;
+        } else {
+            Py_INCREF(Py_None);
+        }
+        PyList_SET_ITEM(ids, i, got);
+        p = stop;
+    }
+    result = PyTuple_Pack(2, ids, lengths);
+done:
+    if (s.heap_keys)
+        free(s.keys);
+    if (s.heap_scratch)
+        free(s.scratch);
+    Py_XDECREF(ids);
+    Py_XDECREF(lengths);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* UTF-8 views of a tuple of str, kept alive by the tuple. */
+static Name *names_of(PyObject *seq, size_t *n, PyObject *keep) {
+    PyObject *tuple = PySequence_Tuple(seq);
+    Name *names;
+    Py_ssize_t i, size;
+    if (tuple == NULL)
+        return NULL;
+    if (PyList_Append(keep, tuple) < 0) {
+        Py_DECREF(tuple);
+        return NULL;
+    }
+    Py_DECREF(tuple); /* keep holds it */
+    size = PyTuple_GET_SIZE(tuple);
+    names = PyMem_Calloc((size_t)size + 1, sizeof(Name));
+    if (names == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (i = 0; i < size; i++) {
+        Py_ssize_t len;
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        const char *utf8;
+        if (!PyUnicode_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "names must be str");
+            PyMem_Free(names);
+            return NULL;
+        }
+        utf8 = PyUnicode_AsUTF8AndSize(item, &len);
+        if (utf8 == NULL) {
+            PyMem_Free(names);
+            return NULL;
+        }
+        names[i].ptr = utf8;
+        names[i].len = (size_t)len;
+    }
+    *n = (size_t)size;
+    return names;
+}
+
+static void Voucher_dealloc(Voucher *v) {
+    size_t i;
+    for (i = 0; i < 3; i++)
+        PyMem_Free(v->names[i]);
+    if (v->singles != NULL)
+        for (i = 0; i < v->n_sets; i++)
+            PyMem_Free(v->singles[i]);
+    PyMem_Free(v->singles);
+    PyMem_Free(v->n_singles);
+    PyMem_Free(v->legal);
+    Py_XDECREF(v->keep);
+    Py_TYPE(v)->tp_free((PyObject *)v);
+}
+
+static PyObject *Voucher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"fields", "example_fields", "legal", "max_few_shot", "max_depth", NULL};
+    PyObject *fields, *example_fields, *legal, *key, *value, *tuple;
+    Py_ssize_t max_few_shot, max_depth, pos = 0;
+    Voucher *v;
+    size_t i, n, cells;
+    Name *list;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!nn", kw, &fields, &example_fields,
+                                     &PyDict_Type, &legal, &max_few_shot, &max_depth))
+        return NULL;
+    if (max_few_shot < 0 || max_few_shot > MAX_SHOTS || max_depth < 0) {
+        PyErr_SetString(PyExc_ValueError, "max_few_shot: 0 to 64; max_depth: >= 0");
+        return NULL;
+    }
+    v = (Voucher *)type->tp_alloc(type, 0); /* zeroed */
+    if (v == NULL)
+        return NULL;
+    v->max_shots = (size_t)max_few_shot;
+    v->max_depth = max_depth;
+    v->keep = PyList_New(0);
+    if (v->keep == NULL)
+        goto fail;
+    list = names_of(fields, &n, v->keep);
+    if (list == NULL)
+        goto fail;
+    if (n != N_FIELDS) {
+        PyMem_Free(list);
+        PyErr_SetString(PyExc_ValueError, "fields: the 8 task fields, in evalspec.fields order");
+        goto fail;
+    }
+    memcpy(v->fields, list, sizeof(v->fields));
+    PyMem_Free(list);
+    list = names_of(example_fields, &n, v->keep);
+    if (list == NULL)
+        goto fail;
+    if (n != 2) {
+        PyMem_Free(list);
+        PyErr_SetString(PyExc_ValueError, "example_fields: the 2 example fields");
+        goto fail;
+    }
+    memcpy(v->example_fields, list, sizeof(v->example_fields));
+    PyMem_Free(list);
+    /* The distinct names of each part of the legal triples, then the triples. */
+    for (i = 0; i < 3; i++) {
+        PyObject *names = PySet_New(NULL), *sorted;
+        pos = 0;
+        if (names == NULL)
+            goto fail;
+        while (PyDict_Next(legal, &pos, &key, &value)) {
+            if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 3 ||
+                PySet_Add(names, PyTuple_GET_ITEM(key, (Py_ssize_t)i)) < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "legal: keys are (category, metric, rule)");
+                Py_DECREF(names);
+                goto fail;
+            }
+        }
+        sorted = PySequence_List(names);
+        Py_DECREF(names);
+        if (sorted == NULL)
+            goto fail;
+        v->names[i] = names_of(sorted, &v->n_names[i], v->keep);
+        Py_DECREF(sorted);
+        if (v->names[i] == NULL)
+            goto fail;
+    }
+    cells = v->n_names[0] * v->n_names[1] * v->n_names[2];
+    v->legal = PyMem_Malloc((cells ? cells : 1) * sizeof(int));
+    n = (size_t)PyDict_GET_SIZE(legal);
+    v->singles = PyMem_Calloc(n + 1, sizeof(Name *));
+    v->n_singles = PyMem_Calloc(n + 1, sizeof(size_t));
+    if (v->legal == NULL || v->singles == NULL || v->n_singles == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (i = 0; i < cells; i++)
+        v->legal[i] = -1;
+    pos = 0;
+    while (PyDict_Next(legal, &pos, &key, &value)) {
+        int at[3];
+        size_t k;
+        for (k = 0; k < 3; k++) {
+            Py_ssize_t len;
+            const char *utf8 = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(key, (Py_ssize_t)k), &len);
+            if (utf8 == NULL)
+                goto fail;
+            at[k] = name_index(v->names[k], v->n_names[k], (const unsigned char *)utf8, (size_t)len);
+        }
+        cells = ((size_t)at[0] * v->n_names[1] + (size_t)at[1]) * v->n_names[2] + (size_t)at[2];
+        if (value == Py_None) {
+            v->legal[cells] = 0;
+            continue;
+        }
+        tuple = PySequence_Tuple(value);
+        if (tuple == NULL)
+            goto fail;
+        v->singles[v->n_sets] = names_of(tuple, &v->n_singles[v->n_sets], v->keep);
+        Py_DECREF(tuple);
+        if (v->singles[v->n_sets] == NULL)
+            goto fail;
+        v->legal[cells] = (int)++v->n_sets;
+    }
+    return (PyObject *)v;
+fail:
+    Py_DECREF(v);
+    return NULL;
+}
+
+static PyMethodDef Voucher_methods[] = {
+    {"block", (PyCFunction)Voucher_block, METH_O,
+     "block(data, /)\n--\n\n"
+     "(ids, lengths) of the lines of data (split at b'\\n', each keeping it): ids[i] is\n"
+     "line i's task id when it is certainly a valid task, else None; lengths holds each\n"
+     "line's length in bytes as native int64."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject VoucherType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evalspec.validation._core.Voucher",
+    .tp_basicsize = sizeof(Voucher),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The fast path's per-line check of one spec version, in one pass a line.",
+    .tp_new = Voucher_new,
+    .tp_dealloc = (destructor)Voucher_dealloc,
+    .tp_methods = Voucher_methods,
+};
+
 static PyMethodDef core_methods[] = {
+    {"id_digests", (PyCFunction)id_digests, METH_O,
+     "id_digests(ids, /)\n--\n\n"
+     "The 32-bit digests of a list of str (UTF-8, surrogatepass), as native uint32 bytes."},
     {"unique_keys", (PyCFunction)(void (*)(void))unique_keys, METH_FASTCALL,
      "unique_keys(data, max_depth, /)\n--\n\n"
      "True when the JSON text ``data`` is well nested, at most ``max_depth`` deep,\n"
@@ -671,7 +1634,8 @@ static struct PyModuleDef core_module = {
 
 PyMODINIT_FUNC PyInit__core(void) {
     PyObject *module;
-    if (PyType_Ready(&DigestTableType) < 0)
+    init_tables();
+    if (PyType_Ready(&DigestTableType) < 0 || PyType_Ready(&VoucherType) < 0)
         return NULL;
     module = PyModule_Create(&core_module);
     if (module == NULL)
@@ -679,6 +1643,12 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&DigestTableType);
     if (PyModule_AddObject(module, "DigestTable", (PyObject *)&DigestTableType) < 0) {
         Py_DECREF(&DigestTableType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&VoucherType);
+    if (PyModule_AddObject(module, "Voucher", (PyObject *)&VoucherType) < 0) {
+        Py_DECREF(&VoucherType);
         Py_DECREF(module);
         return NULL;
     }

@@ -8,7 +8,8 @@ numbers and byte offsets, and counts. The parent takes chunk results in file
 order, numbers their lines, and decides task-id uniqueness (stage 6) in line
 order, so the output of ``--jobs N`` is the output of ``--jobs 1``, byte for
 byte, and starts before the file is finished. Validated tasks are never
-built, kept or sent: only ids cross process boundaries.
+built, kept or sent: only ids cross process boundaries (their 32-bit digests
+when the parent keeps the digest table).
 
 How the workers run (start method, look-ahead, a lost worker) is
 :mod:`evalspec.validation.pool`; that a worker reads the file the parent opened
@@ -63,7 +64,18 @@ class ChunkResult:
     ``evalspec validate``, which does not import attrs.
     """
 
-    __slots__ = ("end", "errors", "ids", "lengths", "lines", "origin", "skipped", "start", "total")
+    __slots__ = (
+        "digests",
+        "end",
+        "errors",
+        "ids",
+        "lengths",
+        "lines",
+        "origin",
+        "skipped",
+        "start",
+        "total",
+    )
 
     def __init__(
         self,
@@ -76,6 +88,7 @@ class ChunkResult:
         ids: str,
         skipped: array[int],
         lengths: array[int],
+        digests: bytes | None = None,
     ) -> None:
         self.start = start
         self.end = end
@@ -89,6 +102,10 @@ class ChunkResult:
         """The numbers of the lines that are not valid tasks (invalid or blank)."""
         self.lengths = lengths
         """Each line's length in bytes, without its newline (to find a line again)."""
+        self.digests = digests
+        """Instead of ``ids`` (then empty), when the parent keeps a digest table: the
+        valid lines' task ids as 32-bit digests (``_core.id_digests``), 4 bytes an id
+        rather than the id itself."""
 
 
 class Tally:
@@ -171,43 +188,68 @@ def check_chunk(
     spec: AnySpec,
     fast: FastPath | None,
     identity: tuple[int, int] | None = None,
+    digest: Callable[[list[str]], bytes] | None = None,
 ) -> ChunkResult:
     """Stages 1-5 on the lines in bytes ``start:end`` of ``path`` (what a worker does).
 
     :raises FileChanged: ``identity`` is given and ``path`` is no longer that file.
     """
     data = read_span(path, start, end, identity)
-    return check_block(data, start, spec, fast)
+    return check_block(data, start, spec, fast, digest=digest)
 
 
 def check_block(
-    data: bytes, start: int, spec: AnySpec, fast: FastPath | None, origin: int = 0
+    data: bytes,
+    start: int,
+    spec: AnySpec,
+    fast: FastPath | None,
+    origin: int = 0,
+    digest: Callable[[list[str]], bytes] | None = None,
 ) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file,
-    numbered from ``origin`` when it is known (a worker does not know it)."""
-    # Split exactly as read_lines splits a file (at b"\n", each line keeping
-    # it; the line checks drop it). _blocks already bounded the line length,
-    # so the hot path takes the C splitter rather than the bounded generator.
-    lines = io.BytesIO(data).readlines()
+    numbered from ``origin`` when it is known (a worker does not know it). With
+    ``digest`` (``_core.id_digests``) the result carries the ids' digests, not the ids."""
     # Line 1 may carry a BOM; any other chunk's first line is numbered (at least)
     # 2 so it is never taken for line 1. The parent renumbers, if need be.
     if origin <= 0:
         origin = 1 if start == 0 else 2
-    n = len(lines)
-    # The hot loop runs in C (map); only lines the fast path cannot vouch for
-    # (None) come back to Python, found with list.index.
-    got: list[str | None] = fast.vouch_ids(lines, data) if fast is not None else [None] * n
+    got: list[str | None]
+    if fast is not None and fast.core_block is not None:
+        # The compiled core splits the block and vouches for most lines in one pass,
+        # building no bytes object for them; the lines it leaves (None) are cut out
+        # of the block for the Python fast path, then the precise path.
+        got, lengths_bytes = fast.core_block(data)
+        lengths = array("q")
+        lengths.frombytes(lengths_bytes)
+        n = len(got)
+        starts = list(itertools.accumulate(lengths, initial=0))
+
+        def line(i: int) -> bytes:
+            return data[starts[i] : starts[i + 1]]
+
+        vouch_id = fast.vouch_id
+        for i in _nones(got):
+            got[i] = vouch_id(line(i))
+    else:
+        # Split exactly as read_lines splits a file (at b"\n", each line keeping
+        # it; the line checks drop it). _blocks already bounded the line length,
+        # so the hot path takes the C splitter rather than the bounded generator.
+        lines = io.BytesIO(data).readlines()
+
+        def line(i: int) -> bytes:
+            return lines[i]
+
+        n = len(lines)
+        lengths = array("q", map(len, lines))  # line ending included
+        # The hot loop runs in C (map); only lines the fast path cannot vouch for
+        # (None) come back to Python.
+        got = fast.vouch_ids(lines, data) if fast is not None else [None] * n
     errors: list[LineResult] = []
     skipped = array("q")
     blanks = 0
-    i = -1
-    while True:
-        try:
-            i = got.index(None, i + 1)
-        except ValueError:
-            break
+    for i in _nones(got):
         # The precise path; only an invalid line builds value objects.
-        outcome = line_outcome(origin + i, lines[i], spec)
+        outcome = line_outcome(origin + i, line(i), spec)
         if outcome is not None and not outcome[1]:
             got[i] = outcome[0]["task_id"]
             continue
@@ -218,10 +260,24 @@ def check_block(
             from evalspec.validation.validator import LineResult
 
             errors.append(LineResult(origin + i, None, outcome[1]))
-    ids = "\n".join(filter(None, got))  # valid ids are never empty
-    lengths = array("q", map(len, lines))  # line ending included
     end = start + len(data)
+    if digest is not None:
+        digests = digest(list(filter(None, got)))  # valid ids are never empty
+        return ChunkResult(start, end, origin, n, n - blanks, errors, "", skipped, lengths, digests)
+    ids = "\n".join(filter(None, got))
     return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
+
+
+def _nones(got: list[str | None]) -> list[int]:
+    """The positions of ``None`` in ``got``, found in C (``list.index``)."""
+    found: list[int] = []
+    i = -1
+    while True:
+        try:
+            i = got.index(None, i + 1)
+        except ValueError:
+            return found
+        found.append(i)
 
 
 def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
@@ -281,7 +337,7 @@ def _first_overlong(block: bytes, limit: int) -> int | None:
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
+def _init_worker(spec_doc: dict[str, Any], fast: bool, digests: bool = False) -> None:
     from evalspec.registry.snapshot import decode_spec
 
     # Ctrl-C is the parent's to handle: it stops the pool and exits 130; SIGTERM
@@ -297,11 +353,20 @@ def _init_worker(spec_doc: dict[str, Any], fast: bool) -> None:
         _worker["fast"] = FastPath(spec)
     else:
         _worker["fast"] = None
+    # The parent keeps a digest table: send it digests, not ids (4 bytes an id). A
+    # worker without the core sends ids, which the parent takes as well.
+    _worker["digest"] = None
+    if digests:
+        from evalspec.validation.fast import compiled_core
+
+        core = compiled_core()
+        _worker["digest"] = None if core is None else core.id_digests
 
 
 def _work(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
     path, start, end, identity = job
-    return check_chunk(path, start, end, _worker["spec"], _worker["fast"], identity)
+    spec, fast, digest = _worker["spec"], _worker["fast"], _worker["digest"]
+    return check_chunk(path, start, end, spec, fast, identity, digest)
 
 
 # -- the parent -------------------------------------------------------------------
@@ -364,6 +429,8 @@ def iter_problems(
                     fast_path = FastPath(spec)  # the same verdicts, sooner on big input
                 # Numbered as they are reported: no error record is built twice.
                 result = check_block(data, start, spec, fast_path, first_line)
+                if start == 0 and isinstance(seen, DigestIdTable):
+                    seen.reserve(_expected_ids(result, tally.size))
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
                 first_line += result.lines
                 if on_chunk is not None:
@@ -379,17 +446,27 @@ def iter_problems(
             spans,
             workers=min(n_jobs, len(spans)),
             initializer=_init_worker,
-            initargs=(encode_spec(spec), fast),
+            initargs=(encode_spec(spec), fast, seen.needs_offsets),
             path=path,
         )
         try:
             for result in results:
+                if result.start == 0 and isinstance(seen, DigestIdTable):
+                    seen.reserve(_expected_ids(result, tally.size))
                 yield from _resolve(result, first_line, seen, _in_file(f), tally)
                 first_line += result.lines
                 if on_chunk is not None:
                     on_chunk(tally)
         finally:
             results.close()  # a reader that stops early ends the workers now, not at GC
+
+
+def _expected_ids(first: ChunkResult, size: int) -> int:
+    """The ids a file of ``size`` bytes will hold, judged from its first chunk (5% more,
+    and at most one id per 16 bytes): the digest table makes room for them at once."""
+    read = max(1, first.end - first.start)
+    valid = first.total - len(first.errors)
+    return min(size // 16, int(valid * size / read * 1.05))
 
 
 def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
@@ -453,15 +530,23 @@ def _resolve(
     tally: Tally,
 ) -> Iterator[LineResult]:
     shift = first_line - result.origin
-    ids = result.ids.split("\n") if result.ids else []
     skip = set(result.skipped)
     end = result.origin + result.lines
     numbers = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
     starts: list[int] = []
+    digests = result.digests
+    ids: list[str] = []
+    if digests is None:
+        ids = result.ids.split("\n") if result.ids else []
     if seen.needs_offsets:  # each id's line offset, for reading the line again
         starts = list(itertools.accumulate(result.lengths, initial=result.start))
         index = map(operator.sub, numbers, itertools.repeat(result.origin))
-        repeats = seen.add_all(ids, numbers, shift, map(starts.__getitem__, index))
+        at = map(starts.__getitem__, index)
+        if digests is not None:
+            assert isinstance(seen, DigestIdTable)  # a worker sends digests only to one
+            repeats = seen.add_digests(digests, numbers, shift, at)
+        else:
+            repeats = seen.add_all(ids, numbers, shift, at)
     else:
         repeats = seen.add_all(ids, numbers, shift)
     duplicates: list[LineResult] = []
@@ -472,7 +557,11 @@ def _resolve(
         for pos, first in repeats:
             offset = starts[numbers[pos] - result.origin]
             number = numbers[pos] + shift
-            record = duplicate_record(number, ids[pos], first, line_at(offset))
+            if isinstance(seen, DigestIdTable) and digests is not None:
+                task_id = seen.read_id(offset, number)  # the worker sent its digest only
+            else:
+                task_id = ids[pos]
+            record = duplicate_record(number, task_id, first, line_at(offset))
             duplicates.append(LineResult(number, None, (record,)))
     errors = result.errors
     if shift:

@@ -39,6 +39,9 @@ closed:
   compiler exists) one pass over the raw bytes proves it instead, exactly
   (a key is its decoded string, escapes included), and the accounting, the
   re-encoding and the escape search are skipped: see :func:`compiled_core`.
+  The core's ``Voucher`` (:attr:`FastPath.core_block`) goes further: it checks
+  whole blocks of lines in C, everything below included, and leaves what it
+  cannot decide to the checks here.
 - **Integers beyond 64 bits.** msgspec decodes them exactly, as the precise
   path does (up to the same digit limit). orjson turns them into floats; a float in a valid task can
   only sit in ``metadata``; such a float has magnitude >= 2**63, which
@@ -171,7 +174,15 @@ def _string_colons(node: Any) -> int:
 class FastPath:
     """Vouches for lines that are certainly valid tasks under one spec version."""
 
-    __slots__ = ("_vouch_id_unescaped", "ccore", "parser", "vouch", "vouch_id", "vouch_struct")
+    __slots__ = (
+        "_vouch_id_unescaped",
+        "ccore",
+        "core_block",
+        "parser",
+        "vouch",
+        "vouch_id",
+        "vouch_struct",
+    )
 
     def __init__(
         self,
@@ -194,14 +205,7 @@ class FastPath:
         self.ccore: bool = core is not None
         """Whether the repeated-key proof runs in the compiled core."""
         unique = None if core is None else core.unique_keys
-        metrics, rules = frozenset(spec.metrics), frozenset(spec.post_processes)
-        # (category, metric, rule) -> the allowed single targets, or None for any
-        legal: dict[tuple[str, str, str], frozenset[str] | None] = {}
-        for name, cat in spec.categories.items():
-            single = frozenset(cat.single_target_from) if cat.single_target_from else None
-            for metric in frozenset(cat.metrics) & metrics:
-                for rule in frozenset(cat.post_processes) & rules:
-                    legal[(name, metric, rule)] = single
+        legal = legal_triples(spec)
         typed_first = use_orjson if use_msgspec is None else use_msgspec
         typed = _typed_vouchers(spec, legal, unique) if typed_first else None
         self.parser: str
@@ -223,6 +227,15 @@ class FastPath:
         """``vouch_id(raw)``: like ``vouch``, but only the task id (for callers that
         never build the task)."""
         self._vouch_id_unescaped: Callable[[bytes], str | None] = unescaped
+        self.core_block: Callable[[bytes], tuple[list[str | None], bytes]] | None = (
+            None if core is None else core_voucher(core, legal).block
+        )
+        """With the compiled core only (else ``None``): ``core_block(data)`` splits a
+        block of whole lines at ``b"\\n"`` and answers ``(ids, lengths)``: ``ids[i]``
+        is line i's task id when the core vouches for it (a subset of what
+        ``vouch_id`` vouches for, with the same id), else ``None`` (ask ``vouch_id``,
+        then the precise path); ``lengths`` is each line's length in bytes, its
+        ``b"\\n"`` included, as native 64-bit integers."""
         self.vouch_struct: Callable[[bytes], Any] | None = vouch_struct
         """With msgspec only (else ``None``): like ``vouch``, but the decoded
         ``msgspec.Struct`` itself, not a dict built from it (``few_shot_examples``
@@ -252,6 +265,36 @@ class FastPath:
         finally:
             if collecting:
                 gc.enable()
+
+
+def legal_triples(spec: AnySpec) -> dict[tuple[str, str, str], frozenset[str] | None]:
+    """``(category, metric, rule) -> the allowed single targets (None: any)`` of ``spec``."""
+    metrics, rules = frozenset(spec.metrics), frozenset(spec.post_processes)
+    legal: dict[tuple[str, str, str], frozenset[str] | None] = {}
+    for name, cat in spec.categories.items():
+        single = frozenset(cat.single_target_from) if cat.single_target_from else None
+        for metric in frozenset(cat.metrics) & metrics:
+            for rule in frozenset(cat.post_processes) & rules:
+                legal[(name, metric, rule)] = single
+    return legal
+
+
+def core_voucher(core: Any, legal: dict[tuple[str, str, str], frozenset[str] | None]) -> Any:
+    """The compiled core's whole-line check (``core.Voucher``) for the ``legal`` triples.
+
+    It vouches only for what the Python checks here vouch for (a strict JSON pass,
+    the fields and types of the msgspec struct, the triple and single targets, the
+    id and prompt rules, no repeated key at any depth) and leaves every line whose
+    prompt :func:`_maybe_embedded` might find a few-shot block in, and every
+    integer of more than 19 digits, to them.
+    """
+    return core.Voucher(
+        fields=REQUIRED_FIELDS + OPTIONAL_FIELDS,
+        example_fields=EXAMPLE_FIELDS,
+        legal=legal,
+        max_few_shot=MAX_FEW_SHOT,
+        max_depth=1 + TYPED_MAX_DEPTH,  # the task object, then its metadata
+    )
 
 
 # -- typed decoding (msgspec) --------------------------------------------------------

@@ -135,14 +135,51 @@ class DigestIdTable:
         """Add ``ids`` (on ``line + shift``, the lines in increasing order, starting
         at byte ``offsets``). Returns ``(position, first line)`` for each id already
         present, an id repeated within ``ids`` included."""
+        line_of, at = self._numbers(len(ids), lines, shift, offsets)
+        found = self._table.add(list(ids), line_of, at)
+        return self._decide(found, ids.__getitem__, line_of, at)
+
+    def add_digests(
+        self, digests: bytes, lines: Iterable[int], shift: int, offsets: Iterable[int]
+    ) -> list[tuple[int, int]]:
+        """:meth:`add_all` with the ids' digests (``_core.id_digests``, what a worker
+        sends) instead of the ids: a candidate's own id is read from its line."""
+        line_of, at = self._numbers(len(digests) // 4, lines, shift, offsets)
+        found = self._table.add_digests(digests, line_of, at)
+        return self._decide(found, lambda pos: self.read_id(at[pos], line_of[pos]), line_of, at)
+
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` ids in all, in one resize: a table grown by doubling holds its
+        old and its new slots at once (1.5x its size) when it grows."""
+        self._table.reserve(n)
+
+    def read_id(self, offset: int, line: int) -> str:
+        """The task id of the valid line ``line``, which starts at byte ``offset``."""
+        return self._first_id(offset, line)
+
+    @staticmethod
+    def _numbers(
+        n: int, lines: Iterable[int], shift: int, offsets: Iterable[int]
+    ) -> tuple[array[int], array[int]]:
         line_of = array("q", map(operator.add, lines, itertools.repeat(shift)))
         at = array("q", offsets)
-        if not len(line_of) == len(at) == len(ids):
-            raise ValueError(f"{len(ids)} ids, {len(line_of)} lines and {len(at)} offsets")
+        if not len(line_of) == len(at) == n:
+            raise ValueError(f"{n} ids, {len(line_of)} lines and {len(at)} offsets")
+        return line_of, at
+
+    def _decide(
+        self,
+        found: list[int],
+        id_of: Callable[[int], str],
+        line_of: array[int],
+        at: array[int],
+    ) -> list[tuple[int, int]]:
+        """The repeats among the candidates ``found`` (positions whose digest the table
+        had), decided on the real ids; the others are inserted."""
         table = self._table
         repeats = []
-        for pos in table.add(list(ids), line_of, at):  # the candidates, in order
-            task_id = ids[pos]
+        for pos in found:  # the candidates, in order
+            task_id = id_of(pos)
             for line, offset in table.find(task_id):
                 if self._first_id(offset, line) == task_id:
                     repeats.append((pos, line))

@@ -9,7 +9,9 @@ walks away from the seeds), and documents written by ``ccore_cases.write``
 (repeated keys, escapes of every kind) drawn by hypothesis. Every input goes
 through ``unique_keys`` and ``unique_keys_colliding`` (every hash equal), and
 whenever the standard library reads it as JSON, both answers must be its answer.
-Then the digest table, held to a dict on random ids. A sanitizer finding ends
+Every input also goes, as one line, through the ``Voucher`` (the whole per-line
+check in C), and whatever it vouches for the precise path must admit, with the
+same id. Then the digest table, held to a dict on random ids. A sanitizer finding ends
 the process with the sanitizer's exit code; a disagreement raises. Prints one
 line of counts.
 """
@@ -25,10 +27,29 @@ from ccore_cases import HOSTILE, documents, mutations, reference, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalspec.registry.build import default_registry
+from evalspec.validation.fast import core_voucher, legal_triples
+from evalspec.validation.precise import line_outcome
+
 MAX_DEPTH = 300
+SPEC = default_registry().spec
+VOUCHER = core_voucher(_core, legal_triples(SPEC))
+
+
+def vouch(raw: bytes, counts: dict[str, int]) -> None:
+    line = raw.replace(b"\n", b" ")
+    ids, lengths = VOUCHER.block(line)
+    assert len(ids) == (1 if line else 0) and len(lengths) == 8 * len(ids)
+    if not ids or ids[0] is None:
+        return
+    outcome = line_outcome(2, line, SPEC)
+    if outcome is None or outcome[1] or outcome[0]["task_id"] != ids[0]:
+        raise AssertionError(f"the voucher vouched for {line[:300]!r}: {outcome!r}")
+    counts["vouched"] += 1
 
 
 def check(raw: bytes, counts: dict[str, int]) -> bool:
+    vouch(raw, counts)
     got = _core.unique_keys(raw, MAX_DEPTH)
     if _core.unique_keys_colliding(raw, MAX_DEPTH) is not got:
         raise AssertionError(f"the colliding build disagrees on {raw[:300]!r}")
@@ -45,7 +66,8 @@ def check(raw: bytes, counts: dict[str, int]) -> bool:
 
 def tables(rng: random.Random, counts: dict[str, int]) -> None:
     """The digest table under the sanitizers: random ids (surrogates, empty, long)
-    in batches, with digests of 1 to 32 bits, held to a dict of first lines."""
+    in batches, as ids or as their digests, with digests of 1 to 32 bits, held to a
+    dict of first lines."""
     from array import array
 
     alphabet = ["a", "b", "\ud800", "\U0001f600", "\x00", "é"]
@@ -60,7 +82,11 @@ def tables(rng: random.Random, counts: dict[str, int]) -> None:
             ]
             lines = array("q", range(line + 1, line + 1 + len(batch)))
             line += len(batch)
-            candidates = set(table.add(batch, lines, array("q", (n * 7 for n in lines))))
+            offsets = array("q", (n * 7 for n in lines))
+            if rng.random() < 0.5:  # as a worker sends them: digests only
+                candidates = set(table.add_digests(_core.id_digests(batch), lines, offsets))
+            else:
+                candidates = set(table.add(batch, lines, offsets))
             for pos, task_id in enumerate(batch):
                 if task_id in first:
                     assert pos in candidates, (task_id, first[task_id])
@@ -81,7 +107,7 @@ def main() -> None:
     assert _core.__file__ is not None and "site-packages" not in _core.__file__
     with open("/proc/self/maps") as maps:
         assert "libasan" in maps.read(), "not run under AddressSanitizer"
-    counts = {"inputs": 0, "json": 0, "repeated": 0, "table_ids": 0}
+    counts = {"inputs": 0, "json": 0, "repeated": 0, "vouched": 0, "table_ids": 0}
     rng = random.Random(2025)
     deadline = time.monotonic() + seconds
     for raw in seeds:

@@ -196,3 +196,99 @@ def test_requiring_the_core_where_it_is_off_is_an_error(monkeypatch: pytest.Monk
     assert not FastPath(spec).ccore
     with pytest.raises(ImportError):
         FastPath(spec, use_ccore=True)
+
+
+# -- the Voucher: the whole per-line check in C -----------------------------------------
+
+
+def _voucher_verdicts(lines: list[bytes]) -> tuple[int, int]:
+    """Every line the core vouches for is one the precise path admits, with the same
+    id; returns (lines vouched for, lines the precise path admits)."""
+    from evalspec.registry.build import default_registry
+    from evalspec.validation.fast import core_voucher, legal_triples
+    from evalspec.validation.precise import line_outcome
+
+    assert core is not None
+    spec = default_registry().spec
+    voucher = core_voucher(core, legal_triples(spec))
+    vouched = admitted = 0
+    for raw in lines:
+        line = raw.replace(b"\n", b" ") + b"\n"
+        ids, lengths = voucher.block(line)
+        assert len(ids) == 1 and list(memoryview(lengths).cast("q")) == [len(line)]
+        outcome = line_outcome(2, line, spec)
+        valid = outcome is not None and not outcome[1]
+        admitted += valid
+        if ids[0] is not None:
+            assert valid, line
+            assert outcome is not None and outcome[0]["task_id"] == ids[0], line
+            vouched += 1
+    return vouched, admitted
+
+
+def test_the_voucher_admits_only_what_the_precise_path_admits_on_mutated_lines() -> None:
+    seeds = (REPO / "fixtures" / "tasks_bad.jsonl").read_bytes().splitlines()
+    seeds += (REPO / "fixtures" / "tasks.jsonl").read_bytes().splitlines()
+    rng = random.Random(2511)
+    lines = list(seeds) + HOSTILE
+    for seed in seeds:
+        lines += mutations(seed, rng, 60)
+    vouched, admitted = _voucher_verdicts(lines)
+    assert vouched > 0 and admitted >= vouched  # it is exercised, not always "don't know"
+
+
+def test_the_voucher_splits_blocks_as_readlines_does() -> None:
+    from evalspec.registry.build import default_registry
+    from evalspec.validation.fast import core_voucher, legal_triples
+
+    assert core is not None
+    voucher = core_voucher(core, legal_triples(default_registry().spec))
+    valid = (REPO / "fixtures" / "tasks.jsonl").read_bytes().splitlines()[0]
+    for block in (b"", b"\n", b"\n\n", b"x", valid, valid + b"\n" + valid + b"\r\n\n" + valid):
+        ids, lengths = voucher.block(block)
+        import io
+
+        lines = io.BytesIO(block).readlines()
+        assert list(memoryview(lengths).cast("q")) == [len(x) for x in lines]
+        assert len(ids) == len(lines)
+    with pytest.raises(TypeError):
+        voucher.block("a str")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="fields"):
+        core.Voucher(
+            fields=("a",), example_fields=("p", "c"), legal={}, max_few_shot=8, max_depth=9
+        )
+    with pytest.raises(TypeError):
+        core.Voucher(
+            fields=tuple("abcdefgh"),
+            example_fields=("p", "c"),
+            legal={("x", "y"): None},
+            max_few_shot=8,
+            max_depth=9,
+        )
+
+
+def test_the_voucher_frees_its_heap_buffers() -> None:
+    """Lines past the stack buffers (many metadata keys, long escaped keys) take the
+    heap; vouching them over and over does not grow the process."""
+    from evalspec.registry.build import default_registry
+    from evalspec.validation.fast import core_voucher, legal_triples
+
+    assert core is not None
+    voucher = core_voucher(core, legal_triples(default_registry().spec))
+    keys = b",".join(b'"\\u006b%d":[%d]' % (i, i) for i in range(500))
+    wide = (
+        b'{"task_id":"w1","category":"classification","prompt":"Is it?","targets":["yes"],'
+        b'"metric_name":"exact_match","post_process":"none","metadata":{' + keys + b"}}"
+    )
+    block = b"\n".join([wide] * 20)
+
+    def rss_pages() -> int:
+        return int(Path("/proc/self/statm").read_text().split()[1])
+
+    voucher.block(block)
+    before = rss_pages()
+    for _ in range(300):
+        ids, _lengths = voucher.block(block)
+    assert ids[0] is not None  # the wide line is valid and vouched for
+    grown_kib = (rss_pages() - before) * os.sysconf("SC_PAGE_SIZE") // 1024
+    assert grown_kib < 2048, grown_kib

@@ -284,6 +284,23 @@ def test_big_files_give_the_same_output_with_and_without_the_compiled_core(
     assert sum(e.rule == "duplicate_task_id" for r in found for e in r.errors) > 50
 
 
+def test_a_worker_sends_digests_not_ids_when_the_parent_keeps_digests(
+    tmp_path: Path, registry: Registry
+) -> None:
+    core = compiled_core()
+    if core is None:
+        pytest.skip("the compiled core is not built here")
+    from evalspec.validation.engine import check_chunk
+
+    path = _mixed_file(tmp_path / "tasks.jsonl", n=300)
+    size = path.stat().st_size
+    plain = check_chunk(str(path), 0, size, registry.spec, None)
+    digested = check_chunk(str(path), 0, size, registry.spec, None, None, core.id_digests)
+    assert plain.digests is None and plain.ids
+    assert digested.ids == "" and digested.digests == core.id_digests(plain.ids.split("\n"))
+    assert (digested.errors, digested.skipped) == (plain.errors, plain.skipped)
+
+
 def test_a_file_rewritten_in_place_while_ids_are_read_again_is_an_error(tmp_path: Path) -> None:
     if compiled_core() is None:
         pytest.skip("the compiled core is not built here")

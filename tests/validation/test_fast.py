@@ -75,8 +75,28 @@ def _same(a: Any, b: Any) -> bool:
     return same
 
 
+def core_id(fast: FastPath, raw: bytes) -> str | None:
+    """The compiled core's whole-line answer for the one line ``raw`` (``None`` where
+    the core is not in use, or ``raw`` is not one line)."""
+    if fast.core_block is None or b"\n" in raw.rstrip(b"\n"):
+        return None
+    ids, lengths = fast.core_block(raw)
+    assert len(lengths) == 8 * len(ids)
+    assert ids or not raw
+    return ids[0] if ids else None
+
+
 def assert_agree(fast: FastPath, spec: SpecVersion, raw: bytes, number: int = 2) -> bool:
-    """If the fast path vouches for ``raw``, the precise path admits it with the same task."""
+    """If the fast path vouches for ``raw``, the precise path admits it with the same task;
+    so it does when the compiled core vouches, with the same id (and with msgspec, the
+    core vouches only where the Python checks vouch)."""
+    core = core_id(fast, raw)
+    if core is not None:
+        admitted = line_verdict(number, raw, spec)
+        assert admitted is not None and admitted.task is not None, raw
+        assert admitted.task.task_id == core, raw
+        if fast.parser == "msgspec":
+            assert fast.vouch_id(raw) == core, raw
     vouched = fast.vouch(raw)
     if vouched is None:
         return False
@@ -426,6 +446,7 @@ def test_a_prompt_holding_one_of_its_examples_is_never_vouched_for(
     assert "prompt_embedded_few_shot" in [e.rule for e in verdict.errors]
     assert fast.vouch(raw) is None
     assert fast.vouch_id(raw) is None
+    assert core_id(fast, raw) is None
 
 
 @pytest.mark.parametrize("rule", sorted(BREAKERS))
@@ -454,6 +475,7 @@ def test_fast_path_never_vouches_for_a_task_with_one_rule_broken(
     assert rule in {e.rule for e in verdict.errors}, (raw, verdict.errors)
     assert fast.vouch(raw) is None, raw
     assert fast.vouch_id(raw) is None, raw
+    assert core_id(fast, raw) is None, raw
 
 
 @given(data=st.data())
@@ -512,7 +534,16 @@ def test_vouching_a_block_is_vouching_each_line(fast: FastPath, nasty: list[byte
     """The block-wide escape search changes nothing: an escaped colon still defers."""
     lines = [line.rstrip(b"\n") for line in [*nasty, _VALID]]
     block = b"\n".join(lines)
-    assert fast.vouch_ids(lines, block) == [fast.vouch_id(line) for line in lines]
+    each = [fast.vouch_id(line) for line in lines]
+    assert fast.vouch_ids(lines, block) == each
+    if fast.core_block is not None and not any(b"\n" in line for line in lines):
+        ids, lengths = fast.core_block(block)
+        assert len(ids) == len(lines)
+        ends = [len(line) + 1 for line in lines[:-1]]
+        assert list(memoryview(lengths).cast("q")) == [*ends, len(lines[-1])]
+        if fast.parser == "msgspec":
+            assert all(got in (None, want) for got, want in zip(ids, each, strict=True))
+        assert ids[-1] == "t1"  # the plain valid line, vouched for in C
 
 
 def test_without_msgspec_the_fast_path_falls_back_to_orjson(

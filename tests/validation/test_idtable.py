@@ -109,12 +109,15 @@ def _digest_table(weak_bits: int) -> tuple[DigestIdTable, _File]:
 
 
 @needs_core
+@pytest.mark.parametrize("via", ["ids", "digests"])
 @pytest.mark.parametrize("weak_bits", [1, 3, 32])
 @given(batches=st.lists(_ids, max_size=4), shift=st.integers(0, 10**6))
 def test_the_digest_table_reports_the_same_repeats_as_a_dict(
-    weak_bits: int, batches: list[list[str]], shift: int
+    via: str, weak_bits: int, batches: list[list[str]], shift: int
 ) -> None:
-    """With 1 or 3 bits of digest nearly every id collides: the re-read ids decide."""
+    """With 1 or 3 bits of digest nearly every id collides: the re-read ids decide.
+    ``via="digests"``: the ids arrive as a worker sends them, 4-byte digests only."""
+    assert core is not None
     table, file = _digest_table(weak_bits)
     exact = IdTable()
     line = 0
@@ -123,7 +126,13 @@ def test_the_digest_table_reports_the_same_repeats_as_a_dict(
         offsets = [10 * (n + shift) for n in lines]
         for n, task_id in zip(lines, batch, strict=True):
             file.ids[10 * (n + shift)] = task_id
-        assert table.add_all(batch, lines, shift, offsets) == exact.add_all(batch, lines, shift)
+        if via == "digests":
+            digests = core.id_digests(batch)
+            assert len(digests) == 4 * len(batch)
+            got = table.add_digests(digests, lines, shift, offsets)
+        else:
+            got = table.add_all(batch, lines, shift, offsets)
+        assert got == exact.add_all(batch, lines, shift)
         line += len(batch)
     assert len(table) == len(exact)
 
@@ -166,6 +175,24 @@ def test_the_digest_table_takes_16_bytes_a_slot_at_most_three_quarters_full() ->
 
 
 @needs_core
+def test_a_reserved_table_grows_once() -> None:
+    assert core is not None
+    t = core.DigestTable()
+    t.reserve(300_000)
+    assert t.nbytes == 2**19 * 16  # 300k > 3/4 of 2**18 slots
+    t.reserve(10)  # never shrinks
+    assert t.nbytes == 2**19 * 16
+    table, file = _digest_table(32)
+    table.reserve(1000)
+    file.ids = {i: f"t{i}" for i in range(1000)}
+    assert table.add_all(list(file.ids.values()), range(1, 1001), 0, range(1000)) == []
+    with pytest.raises(ValueError):
+        t.reserve(-1)
+    with pytest.raises(ValueError):
+        t.reserve(2**40)
+
+
+@needs_core
 def test_bad_arguments_are_errors_not_crashes() -> None:
     assert core is not None
     t = core.DigestTable()
@@ -183,4 +210,13 @@ def test_bad_arguments_are_errors_not_crashes() -> None:
         t.insert("a", 0, 0)
     with pytest.raises(ValueError):
         core.DigestTable(weak_bits=0)
+    with pytest.raises(ValueError):
+        t.add_digests(b"abc", array("q", [1]), array("q", [0]))  # not 4 bytes a digest
+    with pytest.raises(ValueError):
+        t.add_digests(b"abcd", array("q", [1, 2]), array("q", [0, 1]))
+    with pytest.raises(TypeError):
+        core.id_digests(("a",))
+    with pytest.raises(TypeError):
+        core.id_digests([b"a"])
+    assert core.id_digests([]) == b""
     assert len(t) == 0
