@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from evalspec.authoring.check import SpecReport
     from evalspec.evals.diff import DatasetDiff
-    from evalspec.evals.gates import Verdict
+    from evalspec.evals.gates import SandboxErrors, Verdict
     from evalspec.evals.layout import Layout
     from evalspec.evals.lint import LintReport
     from evalspec.manifest import AddResult, FetchResult, Manifest, ManifestProblem
@@ -667,9 +667,20 @@ class GateResult(_Result):
     check in config order, ``compared_anyway`` the differences from the baseline
     that ``allow_incomparable`` accepted, ``gated_anyway`` the sandbox errors that
     ``allow_sandbox_errors`` accepted, and ``uncovered`` the reported datasets no
-    gate covers; ``config`` names the gates file read."""
+    gate covers; ``config`` names the gates file read. ``sandbox_errors`` counts,
+    per report and baseline, the tasks the sandbox could not run (refused or gated
+    anyway), and ``refused`` is ``"sandbox_errors"`` when that refused the run."""
 
-    __slots__ = ("compared_anyway", "config", "errors", "gated_anyway", "uncovered", "verdicts")
+    __slots__ = (
+        "compared_anyway",
+        "config",
+        "errors",
+        "gated_anyway",
+        "refused",
+        "sandbox_errors",
+        "uncovered",
+        "verdicts",
+    )
 
     errors: tuple[str, ...]
     config: str | None
@@ -677,6 +688,8 @@ class GateResult(_Result):
     compared_anyway: tuple[str, ...]
     gated_anyway: tuple[str, ...]
     uncovered: tuple[str, ...]
+    sandbox_errors: tuple[SandboxErrors, ...]
+    refused: str | None
 
     def __init__(
         self,
@@ -686,6 +699,8 @@ class GateResult(_Result):
         uncovered: tuple[str, ...] = (),
         config: str | None = None,
         gated_anyway: tuple[str, ...] = (),
+        sandbox_errors: tuple[SandboxErrors, ...] = (),
+        refused: str | None = None,
     ) -> None:
         self._set(
             errors=errors,
@@ -694,6 +709,8 @@ class GateResult(_Result):
             gated_anyway=gated_anyway,
             uncovered=uncovered,
             config=config,
+            sandbox_errors=sandbox_errors,
+            refused=refused,
         )
 
     @property
@@ -717,6 +734,19 @@ class GateResult(_Result):
 
         return to_markdown(self.verdicts)
 
+    def to_json(self) -> dict[str, Any]:
+        """The run as ``gate --format json``'s object (README.md, *Gate*)."""
+        from evalspec.evals.gates import to_json
+
+        return to_json(
+            list(self.verdicts),
+            config=self.config or "",
+            uncovered=list(self.uncovered),
+            compared_anyway=list(self.compared_anyway),
+            sandbox_errors=list(self.sandbox_errors),
+            refused=self.refused,
+        )
+
 
 def gate(
     reports: Sequence[str],
@@ -737,13 +767,14 @@ def gate(
     (``sandbox_error``) is refused unless ``allow_sandbox_errors``.
     """
     from evalspec.evals.gates import (
+        REFUSED_SANDBOX_ERRORS,
         GateConfigError,
         ReportError,
         by_dataset,
         check,
         incomparable,
         parse_gates,
-        sandbox_errors,
+        sandbox_error_counts,
     )
     from evalspec.evals.lint import manifest_datasets, relative_name
     from evalspec.evals.manifestlink import ManifestUnreadable
@@ -797,31 +828,41 @@ def gate(
     except (ReportError, MissingYamlError) as exc:
         return GateResult((f"evalspec: error: {exc}",))
     differences = incomparable(read, read_baselines or {})
-    unrun = sandbox_errors(read, read_baselines or {})
+    errored = tuple(sandbox_error_counts(read, read_baselines or {}))
+    unrun = [e.message for e in errored]
+    name = relative_name(config_path.resolve())
     refusals = (
         (
             differences,
             allow_incomparable,
             "refusing to compare with the baseline "
             "(pass --allow-incomparable if the comparison is intended)",
+            None,
         ),
         (
             unrun,
             allow_sandbox_errors,
             "refusing to gate a report with sandbox errors: "
             "score those tasks again (or pass --allow-sandbox-errors to gate the tasks that ran)",
+            REFUSED_SANDBOX_ERRORS,
         ),
     )
-    for messages, allowed, refusal in refusals:
+    for messages, allowed, refusal, refused in refusals:
         if messages and not allowed:
-            return GateResult(tuple(f"evalspec: error: {m}" for m in [*messages, refusal]))
+            return GateResult(
+                tuple(f"evalspec: error: {m}" for m in [*messages, refusal]),
+                config=name,
+                sandbox_errors=errored if refused else (),
+                refused=refused,
+            )
     gated = {g.dataset for g in gates}
     return GateResult(
         verdicts=tuple(check(gates, read, read_baselines)),
         compared_anyway=tuple(differences),
         gated_anyway=tuple(unrun),
         uncovered=tuple(sorted(set(read) - gated)),
-        config=relative_name(config_path.resolve()),
+        config=name,
+        sandbox_errors=errored,
     )
 
 

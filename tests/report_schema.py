@@ -1,4 +1,4 @@
-"""A checker for the score report schema, version 2, as docs/score-report.md states it."""
+"""A checker for the score report schema, version 3, as docs/score-report.md states it."""
 
 from __future__ import annotations
 
@@ -95,11 +95,11 @@ def _check_stat(stat: Any, where: str) -> None:
 
 
 def check_report(report: Any) -> None:
-    """Assert that ``report`` (decoded JSON) follows schema version 2."""
+    """Assert that ``report`` (decoded JSON) follows schema version 3."""
     assert isinstance(report, dict)
     assert set(report) - {"pass_at_k"} == TOP
     assert report["schema"] == "evalspec/score-report"
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert isinstance(report["dataset"], str)
 
     prov = report["provenance"]

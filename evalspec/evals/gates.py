@@ -47,9 +47,10 @@ from evalspec.io.wording import one_line
 from evalspec.scoring.passatk import parse_name
 
 REPORT_SCHEMA = "evalspec/score-report"
-REPORT_SCHEMA_VERSION = 2
-READABLE_SCHEMA_VERSIONS = (1, 2)
-"""Version 2 only added keys (samples, pass@k), so a version 1 report still gates."""
+REPORT_SCHEMA_VERSION = 3
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
+"""Version 2 only added keys (samples, pass@k) and version 3 allows a ``null`` row score
+(a sandbox error, which the means leave out), so every one of them still gates."""
 _TARGET = re.compile(r"^(?P<dataset>[^\[\]\s]+)(?:\[(?P<label>[^=\]\s]+)=(?P<value>[^\]]+)\])?$")
 _THRESHOLD_KEYS = ("min", "max_drop")
 SLICE_METRIC = "score"
@@ -241,7 +242,8 @@ def load_report(path: Path, text: str | bytes | None = None) -> dict[str, Any]:
     """Read and check one score report (``text``, when given, is its content: standard
     input has no path to read).
 
-    :raises ReportError: unreadable, not JSON, or not an ``evalspec/score-report`` v1.
+    :raises ReportError: unreadable, not JSON, or not an ``evalspec/score-report`` of a version this
+        evalspec reads (:data:`READABLE_SCHEMA_VERSIONS`).
     """
     from evalspec.io.safeload import MAX_JSON_BYTES, DocumentError, loads_json, read_bounded
 
@@ -445,8 +447,11 @@ def to_markdown(verdicts: Sequence[Verdict]) -> str:
 
 
 GATE_SCHEMA = "evalspec/gate-report"
-GATE_SCHEMA_VERSION = 1
+GATE_SCHEMA_VERSION = 2
+"""2: ``sandbox_errors`` (per report and baseline) and ``refused``."""
 _RESULTS = {True: "pass", False: "fail", None: "skip"}
+REFUSED_SANDBOX_ERRORS = "sandbox_errors"
+"""``refused`` of a gate run that checked nothing: a report or baseline had sandbox errors."""
 
 
 def to_json(
@@ -455,20 +460,25 @@ def to_json(
     config: str,
     uncovered: Sequence[str] = (),
     compared_anyway: Sequence[str] = (),
+    sandbox_errors: Sequence[SandboxErrors] = (),
+    refused: str | None = None,
 ) -> dict[str, Any]:
     """The gate run as one JSON object (``gate --format json``; the schema is in
     README.md, *Gate*). Every key is always present, in this order, so a tool
     reads ``counts.failed`` or ``checks[i].result`` without guessing;
     ``config`` names the gates file read, ``uncovered`` the reports' datasets no
     gate covers, ``compared_anyway`` the differences ``--allow-incomparable``
-    let through."""
+    let through, ``sandbox_errors`` each report or baseline holding tasks the
+    sandbox could not run, and ``refused`` why nothing was checked
+    (:data:`REFUSED_SANDBOX_ERRORS`), ``None`` when the gates were checked. A
+    refused run has not passed."""
     failed = sum(1 for v in verdicts if v.passed is False)
     skipped = sum(1 for v in verdicts if v.passed is None)
     return {
         "schema": GATE_SCHEMA,
         "schema_version": GATE_SCHEMA_VERSION,
         "config": config,
-        "passed": failed == 0,
+        "passed": failed == 0 and refused is None,
         "counts": {
             "passed": len(verdicts) - failed - skipped,
             "skipped": skipped,
@@ -493,6 +503,10 @@ def to_json(
         ],
         "uncovered": list(uncovered),
         "compared_anyway": list(compared_anyway),
+        "sandbox_errors": [
+            {"dataset": e.dataset, "role": e.role, "tasks": e.tasks} for e in sandbox_errors
+        ],
+        "refused": refused,
     }
 
 
@@ -543,18 +557,41 @@ def _sandbox_error_count(report: Mapping[str, Any]) -> int:
     return found
 
 
-def sandbox_errors(
+@attrs.frozen
+class SandboxErrors:
+    """A report (``role`` ``"report"``) or baseline (``"baseline"``) of ``dataset``
+    holding ``tasks`` tasks the sandbox could not run."""
+
+    dataset: str
+    role: str
+    tasks: int
+
+    @property
+    def message(self) -> str:
+        return (
+            f"dataset {self.dataset!r}: the {self.role} has {self.tasks} "
+            f"task{'' if self.tasks == 1 else 's'} with sandbox_error "
+            "(not run: its means leave them out)"
+        )
+
+
+def sandbox_error_counts(
     reports: Mapping[str, Mapping[str, Any]], baselines: Mapping[str, Mapping[str, Any]]
-) -> list[str]:
-    """One message per report or baseline holding tasks the sandbox could not run:
-    its means are over the other tasks only, so no gate can be checked on it."""
+) -> list[SandboxErrors]:
+    """Every report, then every baseline, holding tasks the sandbox could not run
+    (by dataset name): its means are over the other tasks only, so no gate can be
+    checked on it."""
     out = []
     for role, group in (("report", reports), ("baseline", baselines)):
         for name in sorted(group):
             n = _sandbox_error_count(group[name])
             if n:
-                out.append(
-                    f"dataset {name!r}: the {role} has {n} task{'' if n == 1 else 's'} with "
-                    "sandbox_error (not run: its means leave them out)"
-                )
+                out.append(SandboxErrors(name, role, n))
     return out
+
+
+def sandbox_errors(
+    reports: Mapping[str, Mapping[str, Any]], baselines: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """One message per report or baseline holding tasks the sandbox could not run."""
+    return [e.message for e in sandbox_error_counts(reports, baselines)]

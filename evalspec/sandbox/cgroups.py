@@ -8,26 +8,43 @@ pages included). Used where writable: cgroup v1 hierarchies of ``pids`` and
 own cgroup (``cgroup.subtree_control``). Elsewhere runs go without, and only
 the rlimits and the per-run uid bound them (docs/sandbox.md says so).
 
-Each run's group is ``evalspec-sandbox/<harness pid>-<n>`` under the
+Each run's group is ``evalspec-sandbox/run-<harness pid>-<random>`` under the
 harness's own cgroup in each hierarchy, so concurrent harness processes never
-share one; groups a killed harness left behind are emptied and removed by the
-next harness that starts a run.
+share one, in whatever pid namespace each runs (the random part tells apart
+two harnesses whose pids are the same number in different namespaces).
+
+Which groups are stale is judged by a lock, not by the pid in the name: the
+harness holds an exclusive ``flock`` on each of its groups' directories from
+just after making it until it has removed it. A lock belongs to an open file,
+so the kernel drops it when the harness dies, however it dies, and every
+process that sees the cgroup file system sees the same lock, whatever its pid
+or mount namespace (a pid says nothing across pid namespaces: a live harness
+in another one looks dead by ``/proc``). Before each run the harness tries that
+lock on the others' groups: one it gets belongs to no live harness, and is
+emptied and removed; one it cannot get (held, or an error) is left alone, so a
+live harness's group is never swept. A running harness so also removes what a
+harness killed beside it left behind. Groups of the older ``<pid>-<n>`` naming
+hold no lock, so their liveness cannot be told: they are left alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
-import itertools
 import os
+import secrets
 import signal
 import time
 
 import attrs
 
 _PARENT = "evalspec-sandbox"
-_counter = itertools.count()
+_PREFIX = "run-"
+"""Names of groups held under the lock protocol (the module docstring)."""
 _OVERHEAD_TASKS = 4  # the launcher, jail and supervisor around the program
+_given_up: set[str] = set()
+"""Stale groups this process could not remove: not tried again on every run."""
 
 
 @attrs.frozen
@@ -41,10 +58,12 @@ class _Hierarchy:
 
 @attrs.define
 class RunGroup:
-    """The cgroups (one per controller) of one run."""
+    """The cgroups (one per controller) of one run; ``locks`` holds the locked
+    descriptor of each directory (the harness is alive: do not sweep)."""
 
     directories: list[str]
     memory_file: str | None
+    locks: list[int] = attrs.field(factory=list)
 
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` files a process is moved into (one per hierarchy)."""
@@ -85,7 +104,17 @@ class RunGroup:
         anywhere: each one was started inside the groups, and leaving a group
         takes writing a root-owned ``cgroup.procs``, which no run's uid may.
         """
-        return all([_empty_and_remove(directory) for directory in self.directories])
+        kept: list[tuple[str, int]] = []
+        for directory, lock in zip(self.directories, self.locks, strict=True):
+            if _empty_and_remove(directory):
+                os.close(lock)
+            else:
+                # Stays locked while this process lives (nobody empties it under
+                # a live harness); the next harness after this one tries again.
+                kept.append((directory, lock))
+        self.directories = [directory for directory, _ in kept]
+        self.locks = [lock for _, lock in kept]
+        return not kept
 
 
 def _pids_in(directory: str) -> list[int]:
@@ -191,19 +220,70 @@ def hierarchies() -> tuple[_Hierarchy, ...]:
             os.makedirs(parent, exist_ok=True)
         except OSError:
             continue
-        _sweep_stale(parent)
         usable.append(attrs.evolve(hierarchy, directory=parent))
     return tuple(usable)
 
 
-def _sweep_stale(parent: str) -> None:
-    """Remove groups of harness processes that no longer exist."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(parent):
-            owner = entry.name.split("-", 1)[0]
-            dead = owner.isdigit() and not os.path.exists(f"/proc/{owner}")
-            if dead and entry.is_dir(follow_symlinks=False):
-                _empty_and_remove(entry.path)
+def _try_lock(directory: str) -> int | None:
+    """An open descriptor of ``directory`` holding its exclusive lock, or None
+    when another open file holds it (a live harness) or it cannot be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)  # close-on-exec
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_stale(parent: str) -> None:
+    """Empty and remove the groups in ``parent`` that no live harness holds."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(_PREFIX) or entry.path in _given_up:
+            continue
+        with contextlib.suppress(OSError):
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+        lock = _try_lock(entry.path)
+        if lock is None:
+            continue  # held by its live harness (or not ours to judge): fail closed
+        try:
+            if not _empty_and_remove(entry.path):
+                _given_up.add(entry.path)
+        finally:
+            os.close(lock)
+
+
+def _make_locked(parent: str, name: str) -> int | None:
+    """Make group ``name`` in ``parent`` and lock it; the descriptor, or None.
+
+    Between the ``mkdir`` and the lock another harness may find the group
+    unlocked and sweep it: the lock is then taken on a removed directory (or
+    not at all), which the check of the path's inode tells.
+    """
+    directory = os.path.join(parent, name)
+    try:
+        os.mkdir(directory)
+    except OSError:
+        return None
+    lock = _try_lock(directory)
+    if lock is None:
+        return None
+    try:
+        same = os.path.samestat(os.stat(directory), os.fstat(lock))
+    except OSError:
+        same = False
+    if not same:
+        os.close(lock)
+        return None
+    return lock
 
 
 def _write(directory: str, name: str, value: int) -> bool:
@@ -216,27 +296,34 @@ def _write(directory: str, name: str, value: int) -> bool:
 
 
 def make(processes: int, memory_bytes: int) -> RunGroup | None:
-    """A new group for one run with these budgets, or None where cgroups are not had."""
-    directories: list[str] = []
-    memory_file = None
-    name = f"{os.getpid()}-{next(_counter)}"
+    """A new group for one run with these budgets, or None where cgroups are not had.
+
+    Each run first sweeps what dead harnesses left (:func:`sweep_stale`), so a
+    long-running harness also cleans up after one killed beside it.
+    """
+    group = RunGroup([], None)
     for hierarchy in hierarchies():
-        directory = os.path.join(hierarchy.directory, name)
-        try:
-            os.mkdir(directory)
-        except OSError:
+        sweep_stale(hierarchy.directory)
+        for _ in range(5):  # a sweeper racing the lock: another name
+            name = f"{_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+            lock = _make_locked(hierarchy.directory, name)
+            if lock is not None:
+                break
+        else:
             continue
-        directories.append(directory)
+        directory = os.path.join(hierarchy.directory, name)
+        group.directories.append(directory)
+        group.locks.append(lock)
         tasks = processes + _OVERHEAD_TASKS
         if hierarchy.controller in ("pids", "unified"):
             _write(directory, "pids.max", tasks)
         if hierarchy.controller == "memory":
             _write(directory, "memory.limit_in_bytes", memory_bytes)
-            memory_file = os.path.join(directory, "memory.oom_control")
+            group.memory_file = os.path.join(directory, "memory.oom_control")
         if hierarchy.controller == "unified":
             _write(directory, "memory.max", memory_bytes)
             _write(directory, "memory.swap.max", 0)
-            memory_file = os.path.join(directory, "memory.events")
-    if not directories:
+            group.memory_file = os.path.join(directory, "memory.events")
+    if not group.directories:
         return None
-    return RunGroup(directories, memory_file)
+    return group

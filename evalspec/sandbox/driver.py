@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -208,10 +209,27 @@ _RS = b"\x1e"
 _pending: dict[int, bytearray] = {}
 
 
+@contextlib.contextmanager
+def _bulk() -> Any:
+    """The cyclic collector paused while a value is built or taken apart: a
+    million-element value is a million new containers, and the collections
+    they would set off cost several times the work itself (no program code
+    runs in between in the test process; the collector resumes after)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _send(fd: int, message: Any) -> None:
     import json
 
-    text = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+    with _bulk():
+        text = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
     view = memoryview(_RS + text.encode("ascii") + b"\n")
     try:
         while view:
@@ -261,7 +279,8 @@ def _receive(fd: int) -> list[Any]:
         if start < 0:
             continue
         try:
-            message = json.loads(line[start + 1 :])
+            with _bulk():
+                message = json.loads(line[start + 1 :])
         except (ValueError, RecursionError):
             continue
         if type(message) is list and message and type(message[0]) is str:
@@ -380,20 +399,32 @@ class Encoder:
         self.refer = refer  # "H" (program object) or "K" (test-side callable)
 
     def __call__(self, value: Any, depth: int = 0) -> Any:
+        if depth == 0:
+            with _bulk():
+                return self._value(value, 0)
+        return self._value(value, depth)
+
+    def _value(self, value: Any, depth: int) -> Any:
         if depth > 200:
             raise ValueError("a value nested more than 200 deep")
         cls = type(value)
         if value is None or cls is bool or cls is int or cls is str:
             return value
         if cls is float:
-            return value if value == value and value not in (_INF, -_INF) else ["f", repr(value)]
+            return value  # NaN and the infinities too: both ends read JSON's NaN, Infinity
         if cls in (list, tuple, set, frozenset):
             tag = _SEQUENCE_TAGS[cls]
             if _flat(value):
+                packed = _packed(value)
+                if packed is not None:
+                    return [tag, *packed]
                 return [tag, list(value)]  # JSON writes it as it is, at C speed
+            rows = _rows(value)
+            if rows is not None:
+                return [tag, list(map(list, value)) if rows == "T" else list(value), rows]
             return [tag, [self(item, depth + 1) for item in value]]
         if cls is dict:
-            return ["D", [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]]
+            return ["D", *self._columns(value, depth)]
         if cls is bytes or cls is bytearray:
             return ["B" if cls is bytes else "A", value.hex()]
         if cls is complex:
@@ -416,15 +447,23 @@ class Encoder:
                 break
         return self.reference(value)
 
+    def _columns(self, mapping: Any, depth: int) -> list[Any]:
+        """A mapping as its keys and its values, each one sequence: a mapping of
+        plain keys to plain values crosses as two flat lists, written and read
+        by C code (json, ``dict(zip(...))``), not item by item."""
+        return [
+            self(list(dict.keys(mapping)), depth + 1),
+            self(list(dict.values(mapping)), depth + 1),
+        ]
+
     def _stdlib(self, found: list[Any], value: Any, depth: int) -> Any:
         name = found[1]
         if name in ("collections.OrderedDict", "collections.Counter"):
-            found[2] = [[self(k, depth + 1), self(v, depth + 1)] for k, v in dict.items(value)]
+            found[2] = self._columns(value, depth)
         elif name == "collections.defaultdict":
             factory = value.default_factory
             known = factory if factory in (list, int, set, dict, str, float, tuple) else None
-            pairs = [[self(k, depth + 1), self(v, depth + 1)] for k, v in dict.items(value)]
-            found[2] = [known.__name__ if known else None, pairs]
+            found[2] = [known.__name__ if known else None, self._columns(value, depth)]
         elif name == "collections.deque":
             found[2] = [[self(v, depth + 1) for v in value], value.maxlen]
         return found
@@ -469,24 +508,65 @@ class Encoder:
         return ["H", self.handles.add(value), kind, desc]
 
 
-_INF = float("inf")
-_SCALARS = frozenset((int, str, bool, type(None)))
+_SCALARS = frozenset((int, str, bool, type(None), float))
 
 
 def _flat(items: Any) -> bool:
-    """True when every item is an exact int, str, bool or None, or a finite float:
-    the wire form of such a sequence is the sequence itself. Checked with C-level
-    passes (the types, then the floats), not Python work per item."""
-    types = set(map(type, items))
-    if types <= _SCALARS:
-        return True
-    if float not in types or not types <= _SCALARS | {float}:
-        return False
-    import math
+    """True when every item is an exact int, str, bool, None or float: the wire
+    form of such a sequence is the sequence itself. One C-level pass over the
+    types, not Python work per item."""
+    return set(map(type, items)) <= _SCALARS
 
-    if types <= {float, int, bool}:
-        return all(map(math.isfinite, items))
-    return all(math.isfinite(x) for x in items if type(x) is float)
+
+_PACKED = {float: "d"}
+"""Flat sequences of floats cross as the bytes of an ``array`` of doubles (ints
+stay decimal JSON, which is shorter for most of them)."""
+
+
+def _packed(items: Any) -> list[str] | None:
+    """A long flat sequence of only floats as ``[base64 of its machine bytes,
+    array typecode]``: about 11 characters an item against up to 24 as decimals,
+    written and read by C code, exact (NaN, infinities and -0.0 included).
+    None for anything else."""
+    if len(items) < 64 or set(map(type, items)) != {float}:
+        return None
+    import array
+    import binascii
+
+    data = array.array(_PACKED[float], items).tobytes()
+    return [binascii.b2a_base64(data, newline=False).decode("ascii"), _PACKED[float]]
+
+
+def _unpacked(blob: Any, code: str) -> list[Any]:
+    """The items of :func:`_packed`'s form (any bytes are some floats or ints)."""
+    import array
+    import binascii
+
+    if type(blob) is not str:
+        raise ProtocolError("packed numbers that are not a string")
+    try:
+        data = binascii.a2b_base64(blob)
+    except (binascii.Error, ValueError):
+        raise ProtocolError("packed numbers that are not base64") from None
+    if len(data) % 8:
+        raise ProtocolError("packed numbers of a partial item")
+    numbers = array.array(code)
+    numbers.frombytes(data)
+    return numbers.tolist()
+
+
+def _rows(items: Any) -> str | None:
+    """``"T"`` when every item is an exact tuple of flat items, ``"L"`` when every
+    one is such a list (a table: ``[(i, i * i) for ...]``), else None; C-level
+    passes only. Such a sequence crosses as one list of flat lists."""
+    kinds = set(map(type, items))
+    if len(kinds) != 1 or not kinds <= {tuple, list}:
+        return None
+    import itertools
+
+    if not _flat(itertools.chain.from_iterable(items)):
+        return None
+    return "T" if tuple in kinds else "L"
 
 
 #: Built-in classes that cross as themselves (``return int`` then ``is int`` in
@@ -538,6 +618,12 @@ class Decoder:
         self.trusted = trusted  # the test process: its own objects are "K", the program's "H"
 
     def __call__(self, wire: Any, depth: int = 0) -> Any:
+        if depth == 0:
+            with _bulk():
+                return self._value(wire, 0)
+        return self._value(wire, depth)
+
+    def _value(self, wire: Any, depth: int) -> Any:
         if depth > 210:
             raise ProtocolError("a value nested too deeply")
         cls = type(wire)
@@ -548,21 +634,11 @@ class Decoder:
         tag, rest = wire[0], wire[1:]
         items = rest[0] if rest else None
         if tag in ("L", "T", "S", "F"):
-            if type(items) is not list:
-                raise ProtocolError("a sequence that is not a list")
-            # A flat list is already what the item-by-item path would build.
-            built = items if _flat(items) else [self(item, depth + 1) for item in items]
-            ctor: type = {"L": list, "T": tuple, "S": set, "F": frozenset}[tag]
-            try:
-                return ctor(built)
-            except TypeError as exc:
-                raise ProtocolError(f"a set of unhashable items: {exc}") from None
+            return self._sequence(tag, rest, depth)
         if tag == "D":
-            return self._pairs(items, depth)
+            return self._mapping(rest, depth)
         if tag in ("B", "A") and type(items) is str:
             return (bytes if tag == "B" else bytearray).fromhex(items)
-        if tag == "f" and items in ("nan", "inf", "-inf"):
-            return float(items)
         if tag == "C" and len(rest) == 2 and all(type(x) in (int, float) for x in rest):
             return complex(rest[0], rest[1])
         if tag == "C" and len(rest) == 2:
@@ -577,11 +653,41 @@ class Decoder:
             return self._reference(tag, rest)
         raise ProtocolError(f"an unknown value tag {tag!r}")
 
-    def _pairs(self, items: Any, depth: int) -> dict[Any, Any]:
-        if type(items) is not list or any(type(p) is not list or len(p) != 2 for p in items):
-            raise ProtocolError("a mapping that is not a list of pairs")
+    def _sequence(self, tag: str, rest: list[Any], depth: int) -> Any:
+        items = rest[0] if rest else None
+        if len(rest) == 2 and rest[1] in _PACKED.values():
+            items = _unpacked(items, rest[1])
+            rest = [items]
+        if type(items) is not list:
+            raise ProtocolError("a sequence that is not a list")
+        if len(rest) == 2 and rest[1] in ("T", "L"):
+            # A table: lists of flat items, checked by C-level passes as the
+            # sender's were; its rows are JSON's own fresh lists.
+            import itertools
+
+            if set(map(type, items)) - {list} or not _flat(itertools.chain.from_iterable(items)):
+                raise ProtocolError("a table whose rows are not flat lists")
+            built = list(map(tuple, items)) if rest[1] == "T" else items
+        elif len(rest) != 1:
+            raise ProtocolError("a malformed sequence")
+        else:
+            # A flat list is already what the item-by-item path would build.
+            built = items if _flat(items) else [self(item, depth + 1) for item in items]
+        ctor: type = {"L": list, "T": tuple, "S": set, "F": frozenset}[tag]
         try:
-            return {self(k, depth + 1): self(v, depth + 1) for k, v in items}
+            return ctor(built)
+        except TypeError as exc:
+            raise ProtocolError(f"a set of unhashable items: {exc}") from None
+
+    def _mapping(self, columns: Any, depth: int) -> dict[Any, Any]:
+        """A mapping from its keys and its values, each a sequence (``Encoder._columns``)."""
+        if type(columns) is not list or len(columns) != 2:
+            raise ProtocolError("a mapping that is not its keys and its values")
+        keys, values = self(columns[0], depth + 1), self(columns[1], depth + 1)
+        if type(keys) is not list or type(values) is not list or len(keys) != len(values):
+            raise ProtocolError("a mapping whose keys and values do not pair up")
+        try:
+            return dict(zip(keys, values, strict=True))
         except TypeError as exc:
             raise ProtocolError(f"a mapping with unhashable keys: {exc}") from None
 
@@ -603,13 +709,13 @@ class Decoder:
             if name == "decimal.Decimal" and type(state) is str:
                 return decimal.Decimal(state)
             if name == "collections.OrderedDict":
-                return collections.OrderedDict(self._pairs(state, depth))
+                return collections.OrderedDict(self._mapping(state, depth))
             if name == "collections.Counter":
-                return collections.Counter(self._pairs(state, depth))
+                return collections.Counter(self._mapping(state, depth))
             if name == "collections.defaultdict" and type(state) is list and len(state) == 2:
                 factories = {t.__name__: t for t in (list, int, set, dict, str, float, tuple)}
                 factory = factories.get(state[0]) if type(state[0]) is str else None
-                return collections.defaultdict(factory, self._pairs(state[1], depth))
+                return collections.defaultdict(factory, self._mapping(state[1], depth))
             if name == "collections.deque" and type(state) is list and len(state) == 2:
                 maxlen = state[1]
                 if type(state[0]) is list and (maxlen is None or type(maxlen) is int):
@@ -1086,7 +1192,7 @@ class RemoteCoroutine(Remote):
 
     def _steps_(self) -> Any:
         number = object.__getattribute__(self, "_number")
-        result = self._ask(["call", number, ["L", []], ["D", []]])
+        result = self._ask(["call", number, ["L", []], ["D", ["L", []], ["L", []]]])
         return result
         yield  # a generator: awaiting it takes no step of the event loop
 

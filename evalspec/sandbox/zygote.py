@@ -93,6 +93,10 @@ def _place(fds: list[int]) -> None:
 def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> None:
     """The run's leader (a fresh fork of this process); never returns."""
     try:
+        spec = request.get("jail")
+        if spec is not None:
+            # pid 1 of the run's pid namespace (_fork_run): dies with the zygote.
+            _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         os.setsid()
         _place(fds)
         for procs in request["cgroups"]:
@@ -103,30 +107,21 @@ def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> Non
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in request["env"].items()})
         argv = [str(a) for a in request["argv"]]
-        spec = request.get("jail")
         if spec is not None:
-            _check(_libc.unshare(NAMESPACES), "unshare")
-            child = os.fork()
-            if child == 0:
-                # pid 1 of the new pid namespace: dies with the leader (as
-                # ``unshare --kill-child``), builds the private root, then is the
-                # driver's supervisor.
-                # (Its parent is outside the namespace: getppid() says 0. A
-                # leader killed before this line was killed with its process
-                # group, which this process is in.)
-                _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
-                try:
-                    if os.getpid() != 1:
-                        raise RuntimeError(
-                            f"expected pid 1 of a new pid namespace, got {os.getpid()}"
-                        )
-                    jail._build({**spec, "cgroups": [], "status_fd": STATUS_FD})
-                    _check_reachable()
-                except BaseException as exc:  # anything here is the sandbox's fault
-                    _fail(f"jail setup failed: {type(exc).__name__}: {exc}")
-                driver.main(argv)
-                os._exit(1)  # not reached: the driver ends with os._exit
-            os._exit(_wait(child))
+            # This leader is pid 1 of a new pid namespace (_fork_run): it makes
+            # the other namespaces, builds the private root, then is the
+            # driver's supervisor. (Its parent is outside the namespace:
+            # getppid() says 0.)
+            try:
+                if os.getpid() != 1:
+                    raise RuntimeError(f"expected pid 1 of a new pid namespace, got {os.getpid()}")
+                _check(_libc.unshare(NAMESPACES & ~CLONE_NEWPID), "unshare")
+                jail._build({**spec, "cgroups": [], "status_fd": STATUS_FD})
+                _check_reachable()
+            except BaseException as exc:  # anything here is the sandbox's fault
+                _fail(f"jail setup failed: {type(exc).__name__}: {exc}")
+            driver.main(argv)
+            os._exit(1)  # not reached: the driver ends with os._exit
         ids = request.get("ids")
         if ids is not None:
             uid, gid = int(ids[0]), int(ids[1])
@@ -160,19 +155,37 @@ def _fail(why: str) -> None:
         os._exit(SETUP_FAILED)
 
 
-def _wait(child: int) -> int:
-    """The exit status of ``child`` as a shell reports it (128 + a signal's number)."""
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-        except InterruptedError:
-            continue
-        code = os.waitstatus_to_exitcode(status)
-        return code if code >= 0 else 128 - code
+def _fork_run(jailed: bool, own_pid_namespace: int) -> int:
+    """Fork a run's leader; for a jailed run, as pid 1 of a new pid namespace.
+
+    ``unshare(CLONE_NEWPID)`` puts only the next child in a new namespace, so
+    the leader is that namespace's pid 1 with no process in between (a leader
+    that only forked pid 1 and waited cost a whole fork a run); ``setns`` then
+    puts this process's later children back in its own namespace.
+    """
+    if not jailed:
+        return os.fork()
+    _check(_libc.unshare(CLONE_NEWPID), "unshare a pid namespace")
+    try:
+        pid = os.fork()
+    except OSError:
+        _restore_pid_namespace(own_pid_namespace)
+        raise
+    if pid != 0:  # never in the child: its own children are the namespace's
+        _restore_pid_namespace(own_pid_namespace)
+    return pid
+
+
+def _restore_pid_namespace(own_pid_namespace: int) -> None:
+    if _libc.setns(own_pid_namespace, CLONE_NEWPID) != 0:
+        # Every later run would go into a dead namespace: end this slot (the
+        # harness replaces it); a run just forked dies with it (pdeathsig).
+        os._exit(SETUP_FAILED)
 
 
 def serve(control: socket.socket, driver: Any, jail: Any) -> None:
     """Fork one run per request, report its end; return at end of file."""
+    own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY)  # closed in runs by _place
     while True:
         try:
             data, ancillary, _, _ = control.recvmsg(MAX_REQUEST, socket.CMSG_SPACE(4 * 4))
@@ -195,7 +208,7 @@ def serve(control: socket.socket, driver: Any, jail: Any) -> None:
             _send(control, ["error", f"bad request: {exc}"])
             continue
         try:
-            pid = os.fork()
+            pid = _fork_run(request.get("jail") is not None, own_pid_namespace)
         except OSError as exc:
             for fd in fds:
                 os.close(fd)

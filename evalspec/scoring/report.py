@@ -2,7 +2,7 @@
 
 :func:`build_report` returns the report as a JSON-ready ``dict`` following the
 versioned schema documented in ``docs/score-report.md`` (``"schema":
-"evalspec/score-report"``, ``"schema_version": 2``); :func:`format_report`
+"evalspec/score-report"``, ``"schema_version": 3``); :func:`format_report`
 renders it as JSON, plain text or Markdown. Everything in it is a function of
 the inputs and the seed: no timestamps, no host names, sorted group keys, so
 two runs on the same files give byte-identical JSON.
@@ -26,8 +26,10 @@ from evalspec.scoring.scorer import TaskScore
 from evalspec.scoring.unparsed import extracts
 
 SCHEMA = "evalspec/score-report"
-SCHEMA_VERSION = 2
-"""2: rows of sampled tasks (``"outputs"``) carry their samples, and pass@k for binary metrics."""
+SCHEMA_VERSION = 3
+"""2: rows of sampled tasks (``"outputs"``) carry their samples, and pass@k for binary metrics.
+3: a row's (or sample's) ``score`` may be ``null``: an output the sandbox could not run
+(``sandbox_error``), counted in ``counts.sandbox_errors`` and in no mean."""
 FORMATS = ("text", "json", "markdown")
 
 

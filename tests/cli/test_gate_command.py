@@ -87,7 +87,7 @@ def test_json_is_one_object_with_the_documented_keys_in_order(tmp_path: Path) ->
     assert list(doc) == list(documented)
     assert list(doc["counts"]) == list(documented["counts"])
     assert [list(c) for c in doc["checks"]] == [list(documented["checks"][0])] * 2
-    assert doc["schema"] == "evalspec/gate-report" and doc["schema_version"] == 1
+    assert doc["schema"] == "evalspec/gate-report" and doc["schema_version"] == 2
     assert doc["config"] == "red.yaml"
     assert doc["passed"] is False
     assert doc["counts"] == {"passed": 1, "skipped": 0, "failed": 1}

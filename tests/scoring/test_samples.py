@@ -114,7 +114,7 @@ def test_the_report_gives_pass_at_k_per_task_and_group() -> None:
     scores = score_tasks(tasks, outputs)
     report = build_report(tasks, scores, pass_at=[1, 3], bootstrap=50)
     check_report(report)
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     rows = {r["task_id"]: r for r in report["rows"]}
     assert (rows["t1"]["n"], rows["t1"]["correct"]) == (5, 2)
     assert rows["t1"]["pass_at"] == {"pass@1": pass_at_k(5, 2, 1), "pass@3": pass_at_k(5, 2, 3)}

@@ -257,3 +257,40 @@ def test_gate_refuses_a_report_with_sandbox_errors_unless_allowed(
     assert allowed.returncode == 0, allowed
     assert "gated anyway (--allow-sandbox-errors)" in allowed.stdout
     assert "pass  tasks exact_match: min" in allowed.stdout
+
+
+def test_gate_json_carries_the_sandbox_error_count_and_the_refusal(
+    tmp_path: Path, scored: tuple[str, dict[str, object]]
+) -> None:
+    _, report = scored
+    assert report["schema_version"] == 3  # a null score is new in version 3
+    refused = _gate(tmp_path, report, "--format", "json")
+    assert refused.returncode == 2, refused
+    assert "--allow-sandbox-errors" in refused.stderr and "Traceback" not in refused.stderr
+    doc = json.loads(refused.stdout)  # one object, even when refusing
+    assert doc["refused"] == "sandbox_errors" and doc["passed"] is False
+    assert doc["checks"] == [] and doc["counts"] == {"passed": 0, "skipped": 0, "failed": 0}
+    assert doc["sandbox_errors"] == [{"dataset": "tasks", "role": "report", "tasks": 2}]
+    allowed = _gate(tmp_path, report, "--format", "json", "--allow-sandbox-errors")
+    assert allowed.returncode == 0, allowed
+    doc = json.loads(allowed.stdout)
+    assert doc["refused"] is None and doc["passed"] is True
+    assert doc["sandbox_errors"] == [{"dataset": "tasks", "role": "report", "tasks": 2}]
+    assert [c["result"] for c in doc["checks"]] == ["pass"]
+    # As a baseline too: a drop measured against means that leave tasks out is no drop.
+    (tmp_path / "base.json").write_text(json.dumps(report))
+    clean = {**report, "counts": {**report["counts"], "sandbox_errors": 0}}  # type: ignore[dict-item]
+    clean["rows"] = []
+    (tmp_path / "clean.json").write_text(json.dumps(clean))
+    command = ["gate", "clean.json", "--baseline", "base.json", "--config", "gates.yaml"]
+    as_baseline = subprocess.run(
+        [sys.executable, "-m", "evalspec", *command, "--format", "json", "--allow-incomparable"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert as_baseline.returncode == 2, as_baseline
+    doc = json.loads(as_baseline.stdout)
+    assert doc["refused"] == "sandbox_errors"
+    assert doc["sandbox_errors"] == [{"dataset": "tasks", "role": "baseline", "tasks": 2}]

@@ -101,7 +101,6 @@ def _print_text(args: argparse.Namespace, result: GateResult) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evalspec.command import gate
-    from evalspec.evals.gates import to_json
 
     result = gate(
         args.reports,
@@ -113,15 +112,13 @@ def run(args: argparse.Namespace) -> int:
     for line in result.errors:
         print(line, file=sys.stderr)
     if result.errors:
+        if result.refused is not None and args.format == "json":
+            # A tool reading the JSON learns that nothing was gated, and why,
+            # from a key rather than from standard error.
+            print(json.dumps(result.to_json(), indent=2))
         return result.exit_code
     if args.format == "json":
-        doc = to_json(
-            list(result.verdicts),
-            config=result.config or "",
-            uncovered=list(result.uncovered),
-            compared_anyway=list(result.compared_anyway),
-        )
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
     else:
         _print_text(args, result)
     if args.markdown:
