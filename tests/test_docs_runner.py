@@ -131,6 +131,18 @@ def test_console_sessions_and_output_matching() -> None:
     assert not output_matches("x\ny\n", ["x"])
 
 
+def test_readme_test_command_is_what_ci_runs() -> None:
+    """The README's second line is .ci/run's quick step, word for word: the editable
+    install (it builds the compiled core where `python -m pytest` imports it from)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    second = readme.split("```sh\n", 1)[1].splitlines()[1]
+    assert second == "pip install -e '.[test]' && python -m pytest"
+    install, run = second.split(" && ")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert install in ci and run in ci
+    assert ci.index(install) < ci.index("export EVALSPEC_REQUIRE_CCORE=1") < ci.index(run)
+
+
 @pytest.mark.slow
 def test_readme_first_command_in_a_fresh_venv(tmp_path: Path) -> None:
     """The README's first line, as a newcomer runs it: a fresh venv, `pip install .`
@@ -140,7 +152,10 @@ def test_readme_first_command_in_a_fresh_venv(tmp_path: Path) -> None:
     assert first == "pip install . && evalspec validate fixtures/tasks.jsonl"
     copy = tmp_path / "evalspec"
     shutil.copytree(
-        ROOT, copy, ignore=shutil.ignore_patterns(".git", "*.egg-info", "__pycache__", ".*cache")
+        ROOT,
+        copy,
+        # As a fresh clone has it: without the core an editable install built in place.
+        ignore=shutil.ignore_patterns(".git", "*.egg-info", "__pycache__", ".*cache", "*.so"),
     )
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)

@@ -62,6 +62,9 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# Slow (18 s of CLI runs): the whole walk; each step's rules have quick tests of their
+# own (test_lint*.py, test_diff.py, test_gates.py, test_scaffold.py, test_codeowners.py).
+@pytest.mark.slow
 def test_evals_as_code_pipeline(repo: Path) -> None:
     # 1. init scaffolds the layout in a subdirectory, CODEOWNERS at the repository root
     init = _run(repo, "init", "evals", "--owner", "@org/evals")

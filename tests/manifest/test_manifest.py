@@ -805,6 +805,7 @@ def test_lint_of_a_layout_without_a_manifest_does_not_import_the_module(tmp_path
 
 
 # --- object store: a real S3-compatible server on loopback --------------------------------
+# Slow: the AWS stack (moto, boto3, s3fs) is in the test-full extra, not in the quick suite's.
 
 
 def _free_port() -> int:
@@ -853,6 +854,7 @@ def bucket(s3_server: str, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixt
     return b
 
 
+@pytest.mark.slow
 def test_fetch_from_s3_through_the_cli_in_a_subprocess(
     repo: Path, s3_server: str, bucket: Any
 ) -> None:
@@ -888,6 +890,7 @@ def test_fetch_from_s3_through_the_cli_in_a_subprocess(
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_fetch_from_s3_with_storage_options_and_missing_keys(
     repo: Path, s3_server: str, bucket: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,8 +31,8 @@ from evalspec.versions import SpecVersion
 
 PARSERS = ("msgspec", "orjson", "json")
 # The repeated-key proof in the compiled core, and in Python (the fallback). Where
-# the core was not built, only the fallback runs: .ci/run builds it, and
-# tests/validation/test_ccore.py fails there if it is missing.
+# the core is missing, only the fallback runs, and tests/validation/test_ccore.py
+# fails (unless EVALSPEC_NO_CCORE=1 switched the core off on purpose).
 PROOFS = ("ccore", "python") if compiled_core() is not None else ("python",)
 
 

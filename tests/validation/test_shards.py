@@ -123,6 +123,8 @@ def test_a_pattern_matching_nothing_is_an_io_error(tmp_path: Path) -> None:
     assert "matches no shard" in proc.stderr and "Traceback" not in proc.stderr
 
 
+# Slow: s3fs and botocore are in the test-full extra, not in the quick suite's.
+@pytest.mark.slow
 @pytest.mark.parametrize("url", ["s3://evalspec-audit/*.jsonl", "s3://evalspec-audit/a.jsonl"])
 def test_a_remote_error_that_is_no_oserror_is_one_line(tmp_path: Path, url: str) -> None:
     # botocore's NoCredentialsError is no OSError: the listing (a glob) and the
