@@ -115,12 +115,16 @@ def _lettered(value: Any, where: str, arg: str) -> str:
     return sep.join(f"{LETTERS[i]}. {_text(v, f'{where}[{i}]')}" for i, v in enumerate(items))
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+"""An integer |plus adds or takes: 18 digits at most, so the sum stays a plain int."""
+
+
 def _plus(value: Any, where: str, arg: str) -> str:
     """An integer plus a constant: lm-eval counts docs from 0, ``@row`` from 1."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise TemplateValueError(BAD_VALUE, f"|plus needs an integer, and {where} is not one")
     text = str(value).strip()
-    if not re.fullmatch(r"-?[0-9]{1,18}", text):
+    if not _INTEGER.fullmatch(text):
         raise TemplateValueError(BAD_VALUE, f"|plus needs an integer, and {where} is {text[:40]!r}")
     return str(int(text) + int(arg))
 
@@ -129,7 +133,14 @@ def _plain(method: Callable[[str], str]) -> Callable[[Any, str, str], str]:
     return lambda value, where, arg: method(_text(value, where))
 
 
-NO_ARGUMENT, ARGUMENT, OPTIONAL_ARGUMENT = "none", "required", "optional"
+NO_ARGUMENT, ARGUMENT, OPTIONAL_ARGUMENT, INTEGER_ARGUMENT = (
+    "none",
+    "required",
+    "optional",
+    "integer",
+)
+"""A filter's argument: none, required text, optional text, a required integer
+(refused when the template is read, not row by row)."""
 
 FILTERS: Mapping[str, tuple[str, Callable[[Any, str, str], str]]] = {
     "strip": (NO_ARGUMENT, _plain(str.strip)),
@@ -141,7 +152,7 @@ FILTERS: Mapping[str, tuple[str, Callable[[Any, str, str], str]]] = {
     "letter": (NO_ARGUMENT, _letter),
     "join": (ARGUMENT, _join),
     "lettered": (OPTIONAL_ARGUMENT, _lettered),
-    "plus": (ARGUMENT, _plus),
+    "plus": (INTEGER_ARGUMENT, _plus),
 }
 """name -> (whether it takes an argument, function of (value, where, argument)).
 
@@ -153,9 +164,6 @@ and ``\\t`` are a newline and a tab, ``\\|``, ``\\}`` and ``\\\\`` the character
 
 _NAME = re.compile(r"@?\w+|\[\"((?:[^\"\\]|\\.)*)\"\]")
 _STEP = re.compile(r"\[(-?\d+)\]|\.(\w+)|\[\"((?:[^\"\\]|\\.)*)\"\]")
-_INTEGER_ARGUMENT = frozenset({"plus"})
-"""The filters whose argument must be an integer: refused when the template is read."""
-
 _ESCAPES = {"n": "\n", "t": "\t", "|": "|", "}": "}", "\\": "\\", "{": "{", '"': '"'}
 
 
@@ -302,11 +310,11 @@ def _hole(body: str, specials: Sequence[str]) -> Hole:
                 f"{{{body}}}: unknown filter {fname!r} (known: {', '.join(FILTERS)})"
             )
         argument = FILTERS[fname][0]
-        if argument == ARGUMENT and not (colon and raw_arg):
+        if argument in (ARGUMENT, INTEGER_ARGUMENT) and not (colon and raw_arg):
             raise TemplateSyntaxError(f"{{{body}}}: |{fname} needs an argument (|{fname}:TEXT)")
         if argument == NO_ARGUMENT and colon:
             raise TemplateSyntaxError(f"{{{body}}}: |{fname} takes no argument")
-        if fname in _INTEGER_ARGUMENT and not re.fullmatch(r"-?[0-9]{1,18}", raw_arg.strip()):
+        if argument == INTEGER_ARGUMENT and not _INTEGER.fullmatch(raw_arg.strip()):
             raise TemplateSyntaxError(f"{{{body}}}: |{fname} needs an integer (|{fname}:1)")
         filters.append((fname, _unescape(raw_arg)))
     return Hole(name, special, tuple(steps), tuple(filters), "{" + body + "}")
