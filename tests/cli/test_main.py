@@ -271,7 +271,11 @@ def test_ctrl_c_inside_an_exec_of_a_string_still_exits_130(tmp_path: Path) -> No
         "run()\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "host"], cwd=tmp_path, capture_output=True, timeout=60
+        [sys.executable, "-m", "host"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        preexec_fn=signals_at_their_defaults,
     )
     assert proc.stderr == b"evalspec: interrupted\n"
     assert proc.returncode == EXIT_INTERRUPTED

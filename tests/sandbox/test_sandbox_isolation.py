@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hostile_helpers import signals_at_their_defaults
 from sandbox_tiers import available_tiers, sandbox_at
 
 from evalspec.sandbox import Limits, Sandbox, cgroups
@@ -716,6 +717,7 @@ def _stop_score(tmp_path: Path, private_tmp: Path, sig: signal.Signals) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env=_score_env(private_tmp),
+        preexec_fn=signals_at_their_defaults,
     )
     deadline = time.monotonic() + 30
     while len(os.listdir(private_tmp)) < 3 and time.monotonic() < deadline:

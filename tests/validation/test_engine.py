@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hostile_helpers import signals_at_their_defaults
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -177,6 +178,7 @@ def test_ctrl_c_stops_cleanly_with_exit_130() -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=signals_at_their_defaults,
     )
     assert proc.stdin is not None
     proc.stdin.write(_line("a") + b"\n" + _line("a") + b"\n")
@@ -204,6 +206,7 @@ def test_ctrl_c_stops_worker_processes_cleanly(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        preexec_fn=signals_at_their_defaults,
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()
