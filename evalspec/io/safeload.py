@@ -300,6 +300,27 @@ def read_text_inside(
     return data.decode("utf-8")
 
 
+def read_in_repository(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of a file that may arrive in a pull request (a gates config, a labels
+    file, a card, a committed report, a dataset's working copy), within ``max_bytes``,
+    opened once through :func:`evalspec.io.repository.open_inside` with the repository
+    the path is spelled in (that of its directory) as the root: a symlink that sends
+    it out of that repository is refused before a byte is read, whatever the working
+    directory, since what is read is printed back in problems and reports.
+
+    :raises OutsideRootError: it leads outside its repository, or is no regular file.
+    :raises DocumentError: too large. :raises OSError: unreadable.
+    """
+    from evalspec.io.repository import open_inside, repository_of
+
+    root = repository_of(os.path.dirname(os.path.abspath(path)))
+    with open_inside(path, root) as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise DocumentError(f"{path} is larger than the {_mib(max_bytes)} limit")
+    return data
+
+
 def read_text_bounded(path: str | os.PathLike[str], max_bytes: int = MAX_YAML_BYTES) -> str:
     """A UTF-8 text file read within ``max_bytes``.
 
