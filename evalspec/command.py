@@ -1023,13 +1023,13 @@ def _read_card(path: Path) -> bytes | None:
         raise _DiffUsage(str(exc)) from None
 
 
-def _open_side(path: Path, stack: contextlib.ExitStack) -> IO[bytes] | None:
-    """The working tree's side, opened once inside the repository it is spelled in:
-    a pull request's symlink out of it is refused, since diff prints what it reads."""
-    from evalspec.io.repository import OutsideRootError, open_inside, repository_of
+def _open_side(root: Path, rel: Path, stack: contextlib.ExitStack) -> IO[bytes] | None:
+    """The working tree's side, opened once inside the git work tree ``root``: a pull
+    request's symlink out of it is refused, since diff prints what it reads."""
+    from evalspec.io.repository import OutsideRootError, open_inside
 
     try:
-        return stack.enter_context(open_inside(path, repository_of(path.absolute().parent)))
+        return stack.enter_context(open_inside(root / rel, root))
     except FileNotFoundError:
         return None
     except OutsideRootError as exc:
@@ -1106,7 +1106,7 @@ def _diff_sides(
 
     def at(rev: str, p: Path) -> IO[bytes] | None:
         if not rev:
-            return _open_side(root / p, stack)
+            return _open_side(root, p, stack)
         # Spooled to a temp file, so a big dataset is never held in memory.
         spool: IO[bytes] = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
         try:

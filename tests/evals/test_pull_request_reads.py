@@ -122,9 +122,10 @@ def test_diff_refuses_a_named_file_its_symlink_sends_out_of_the_repository(
     found = command.diff(["old.jsonl", "new.jsonl"])
     assert found.exit_code == 2 and found.diff is None
     assert found.error is not None and "outside the repository" in found.error
-    # Named outside the working directory's repository, a file is read as asked.
+    # Named outside the working directory's repository, the same symlink is read as
+    # asked (open_for_reading's rule, as validate and score apply it).
     os.chdir(tmp_path / "outside")
-    assert command.diff([str(root / "old.jsonl"), "new.jsonl"]).exit_code == 0
+    assert command.diff([str(root / "old.jsonl"), str(root / "new.jsonl")]).exit_code == 0
 
 
 def test_score_takes_no_label_keys_from_a_labels_file_symlinked_out(tmp_path: Path) -> None:
