@@ -788,7 +788,10 @@ def gate(
     config_path, layout = _gates_file(config, reports)
     try:
         text = read_in_repository(config_path, MAX_YAML_BYTES).decode("utf-8")
-    except (OSError, UnicodeDecodeError, DocumentError, OutsideRootError) as exc:
+    except (DocumentError, OutsideRootError) as exc:
+        # These messages already begin with the path.
+        return GateResult((f"evalspec: error: cannot read gates config {exc}",))
+    except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         return GateResult((f"evalspec: error: cannot read gates config {config_path}: {reason}",))
     datasets = None

@@ -54,6 +54,7 @@ def test_a_gates_config_symlinked_out_of_the_repository_is_refused_unread(
     found = command.gate([str(root / "r.json")], config=str(root / "gates.yaml"))
     [error] = found.errors
     assert "gates.yaml" in error and "outside the repository" in error
+    assert error.count(str(root / "gates.yaml")) == 1, error  # the path is named once
     assert SECRET not in error
 
 
