@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
 
-from evalspec._version import __version__
-from evalspec.cli.parser import Parser, chosen_parser, print_overview
 from evalspec.errors import EvalspecError
 from evalspec.io.exitcodes import EXIT_OUTPUT_CLOSED, EXIT_USAGE
 from evalspec.io.governing import govern
+
+# Annotations only. argparse (and evalspec.cli.parser, built on it) is imported
+# when a command line is parsed with it: a warm ``evalspec validate PATH...`` is
+# parsed without (see evalspec.cli.commands.validate.quick_args), and argparse with
+# the re, gettext and locale it imports costs such a run ~7 ms. Type checkers
+# treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 COMMANDS = (
     "validate",
@@ -37,6 +43,8 @@ MODULES = {"import": "import_"}
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (``only``) one with just that subcommand: importing every
     subcommand module costs tens of milliseconds a command does not need."""
+    from evalspec.cli.parser import Parser, VersionAction
+
     parser = Parser(
         prog="evalspec",
         description="Validate, render and score LLM evaluation tasks.",
@@ -46,7 +54,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "-V",
         "--version",
-        action=_Version,
+        action=VersionAction,
         nargs=0,
         help="print the version (and whether the compiled core is in use) and exit",
     )
@@ -55,23 +63,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module = importlib.import_module(f"evalspec.cli.commands.{MODULES.get(name, name)}")
         module.add_parser(sub)
     return parser
-
-
-class _Version(argparse.Action):
-    """``--version``: the version and whether the validator's compiled core is in use
-    (found only when asked: the check imports the fast path)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: object,
-        option_string: str | None = None,
-    ) -> None:
-        from evalspec.validation.fast import core_status
-
-        print(f"evalspec {__version__} ({core_status()})")
-        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,13 +75,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     first = words[0] if words else None
     if first is None:
+        from evalspec.cli.parser import print_overview
+
         # Bare `evalspec` is a usage error that shows what there is to use.
         print_overview(build_parser())
         return EXIT_USAGE
-    parser = build_parser(first if first in COMMANDS else None)
-    args, extras = parser.parse_known_args(words)
-    if extras:
-        chosen_parser(parser, args).unrecognized(extras)
+    args = _quick_args(words)
+    if args is None:
+        from evalspec.cli.parser import chosen_parser
+
+        parser = build_parser(first if first in COMMANDS else None)
+        args, extras = parser.parse_known_args(words)
+        if extras:
+            chosen_parser(parser, args).unrecognized(extras)
     try:
         # Every command looks for its project, layout or repository from here: a
         # directory deleted under the shell would end each in a traceback.
@@ -116,3 +113,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # process (a test, a library caller) starts from its own working directory.
         govern(None)
     return code
+
+
+def _quick_args(words: list[str]) -> argparse.Namespace | None:
+    """What argparse would make of the common ``evalspec validate PATH...``, made
+    without it; ``None`` for every other command line."""
+    if words[0] != "validate":
+        return None
+    from evalspec.cli.commands.validate import quick_args
+
+    args: argparse.Namespace | None = quick_args(words)
+    return args

@@ -117,9 +117,27 @@ def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return current
 
 
+class VersionAction(argparse.Action):
+    """``--version``: the version and whether the validator's compiled core is in use
+    (found only when asked: the check imports the fast path)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from evalspec._version import __version__
+        from evalspec.validation.fast import core_status
+
+        print(f"evalspec {__version__} ({core_status()})")
+        parser.exit()
+
+
 def print_overview(parser: argparse.ArgumentParser) -> None:
     """What bare ``evalspec`` prints: the help, which lists every command."""
     parser.print_help(sys.stdout)
 
 
-__all__ = ["Parser", "chosen_parser", "print_overview"]
+__all__ = ["Parser", "VersionAction", "chosen_parser", "print_overview"]

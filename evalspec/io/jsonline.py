@@ -10,18 +10,29 @@ and always returns instead of raising.
 from __future__ import annotations
 
 import itertools
-import json
-import math
-import re
+
+from evalspec.io.quickjson import decoder
 
 # Not `from typing import ...`: typing costs the warm `evalspec validate`
-# milliseconds, and Any is only an annotation here. Type checkers treat any
-# name TYPE_CHECKING as true.
+# milliseconds, and Any is only an annotation here. Nor json and re at import
+# (with the enum re imports, ~5 ms of it): a line that parses needs neither (see
+# evalspec.io.quickjson), and the few that hold a \\u escape or an error import
+# them then. Type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import json
     from typing import Any
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_INF = float("inf")
+
+
+def _surrogate_escape(text: str) -> bool:
+    """Whether ``text`` holds an escape of a surrogate (``\\uD800``...``\\uDFFF``)."""
+    if "\\u" not in text:  # the common line: no escape at all, and no re imported
+        return False
+    import re
+
+    return re.search(r"\\u[dD][89a-fA-F]", text) is not None
 
 
 class ParseProblem:
@@ -80,7 +91,7 @@ def _reject_constant(name: str) -> Any:
 
 def _finite_float(text: str) -> float:
     value = float(text)
-    if math.isinf(value):
+    if value == _INF or value == -_INF:
         raise _Rejected(f"number {text[:40]} overflows to infinity")
     return value
 
@@ -106,21 +117,22 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-_decoder = json.JSONDecoder(
+_decode = decoder(
     object_pairs_hook=_pairs_hook,
     parse_float=_finite_float,
     parse_constant=_reject_constant,
 )
+"""``json.JSONDecoder(...).decode`` with these hooks (its results and its errors)."""
 
 
 def parse_line(text: str) -> tuple[Any, list[ParseProblem]]:
     """Parse one decoded line; ``(value, [])`` or ``(None, problems)``."""
     before = next(_repeats_seen)
     try:
-        value = _decoder.decode(text)
+        value = _decode(text)
     except _Rejected as exc:
         return None, [ParseProblem("invalid_json", None, str(exc))]
-    except json.JSONDecodeError as exc:
+    except _json_decode_error() as exc:
         msg = f"not valid JSON: {exc.msg} at column {exc.colno}"
         return None, [ParseProblem("invalid_json", None, msg)]
     except RecursionError:
@@ -128,7 +140,7 @@ def parse_line(text: str) -> tuple[Any, list[ParseProblem]]:
     except ValueError as exc:  # int() beyond sys.get_int_max_str_digits()
         return None, [ParseProblem("invalid_json", None, f"not parseable: {exc}")]
     problems: list[ParseProblem] = []
-    if _SURROGATE_ESCAPE.search(text):
+    if _surrogate_escape(text):
         for path in _paths_with_surrogates(value):
             problems.append(
                 ParseProblem(
@@ -148,13 +160,27 @@ def parse_line(text: str) -> tuple[Any, list[ParseProblem]]:
             ParseProblem(
                 "duplicate_key",
                 _join(path, key),
-                f"key {json.dumps(key)} appears more than once {where}; "
+                f"key {_dumps(key)} appears more than once {where}; "
                 "JSON readers keep only the last value, so remove the repeat",
             )
         )
     if problems:
         return None, problems
     return value, []
+
+
+def _json_decode_error() -> type[json.JSONDecodeError]:
+    """``json.JSONDecodeError``, imported when a parse failed (the decoder imported json
+    to raise it): an ``except`` clause evaluates its class only then."""
+    import json
+
+    return json.JSONDecodeError
+
+
+def _dumps(key: str) -> str:
+    import json
+
+    return json.dumps(key)
 
 
 def decode_bytes(raw: bytes) -> tuple[str | None, ParseProblem | None]:
@@ -171,7 +197,7 @@ def _join(path: str, key: str | int) -> str:
         return f"{path}[{key}]"
     if key.isidentifier():
         return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key)}]"
+    return f"{path}[{_dumps(key)}]"
 
 
 def _walk(value: Any) -> list[tuple[str, Any]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 
 from evalspec.io.exitcodes import EXIT_INTERRUPTED
@@ -20,9 +19,15 @@ from evalspec.io.exitcodes import EXIT_INTERRUPTED
 # treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Iterator
     from types import FrameType
     from typing import Any
+else:
+    # The signal module's functions without its enums: `signal` imports enum (~2 ms
+    # of every command's start). Its handlers come back as plain ints, so they are
+    # compared with ==, never `is`.
+    import _signal as signal
 
 _TERMINATING = tuple(
     s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None
@@ -108,10 +113,10 @@ def install() -> None:
     """
     _OWNER[:] = [os.getpid()]
     sys.unraisablehook = _unraisable
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
         signal.signal(signal.SIGINT, _on_sigint)
     for signum in _TERMINATING:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
+        if signal.getsignal(signum) != signal.SIG_IGN:
             signal.signal(signum, _on_terminate)
 
 
@@ -152,7 +157,7 @@ def children_end_with_the_command() -> Iterator[None]:
 
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, *_TERMINATING)}
     for signum, handler in previous.items():
-        if handler is not signal.SIG_IGN:
+        if handler != signal.SIG_IGN:
             signal.signal(signum, end)
     try:
         yield

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import os
 import stat
 import sys
@@ -35,6 +34,7 @@ import zlib
 
 from evalspec.io import seal
 from evalspec.io.privatedir import PrivateDirError
+from evalspec.io.quickjson import loads as _loads
 
 # Annotations only: typing costs every warm run milliseconds. Type checkers
 # treat any name TYPE_CHECKING as true.
@@ -210,7 +210,7 @@ def entry_points(group: str) -> list[EntryPoint]:
         data = read_own_file(path, MAX_CACHE_BYTES)
         if data is None:
             raise ValueError("no cache file of ours")
-        cached = json.loads(data)
+        cached = _loads(data)  # json.loads, without importing json (and re) when warm
         if cached["version"] == _VERSION and cached["fingerprint"] == stamp:
             entries = cached["groups"].get(group)
             if entries is not None:
@@ -226,6 +226,8 @@ def entry_points(group: str) -> list[EntryPoint]:
     cached["groups"][group] = [
         [ep.name, ep.value, [ep.dist.name, ep.dist.version] if ep.dist else None] for ep in found
     ]
+    import json  # a rescan's
+
     with contextlib.suppress(OSError):  # a read-only home: discovery still works, uncached
         write_own_file(path, json.dumps(cached))
     return found

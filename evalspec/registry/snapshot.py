@@ -54,7 +54,6 @@ replaced, not written through. It lives beside the entry-point cache
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import zlib
@@ -62,6 +61,7 @@ from types import MappingProxyType
 
 from evalspec._version import __version__
 from evalspec.io.governing import governing_directory, nearest
+from evalspec.io.quickjson import loads as _loads
 from evalspec.io.seal import sha256 as _sha256
 from evalspec.registry import discovery
 from evalspec.registry.tables import FieldTable, PairsTable, SpecTables
@@ -398,7 +398,7 @@ def _current_spec_doc(path: str, spec_version: int | None) -> Any:
     if data is None:
         return None
     try:
-        doc = json.loads(data)
+        doc = _loads(data)  # json.loads, without importing json (and re) on the warm path
         if type(doc) is not dict or doc.get("format") != FORMAT:
             return None
         key, spec, deps = doc["key"], doc["spec"], doc["dependencies"]
@@ -435,4 +435,6 @@ def write(path: str, registry: Registry, spec_version: int | None) -> None:
     deps = _dependencies(registry)
     spec = encode_spec(registry.spec)
     doc = {"format": FORMAT, "key": key, "dependencies": deps, "spec": spec}
+    import json  # a cold run's: it built the registry
+
     discovery.write_own_file(path, json.dumps(doc, separators=(",", ":")))

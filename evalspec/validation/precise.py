@@ -12,8 +12,6 @@ invalid, so a warm ``evalspec validate`` of a valid file never loads them.
 from __future__ import annotations
 
 import functools
-import json
-import re
 
 from evalspec.fields import EXAMPLE_FIELDS, FIELDS, REQUIRED_FIELDS
 from evalspec.io.jsonline import decode_bytes, parse_line
@@ -35,7 +33,11 @@ EXAMPLE_KEYS = EXAMPLE_FIELDS
 MAX_TEXT = 1000
 """Error records carry at most this many characters of the offending line."""
 
-_COMBINERS = re.compile(r"[,+|;>\s]+")
+_COMBINERS_PATTERN = r"[,+|;>\s]+"
+"""What joins rules in a combined post_process (compiled only for an invalid line:
+json and re are not imported by the checks of a valid one, see evalspec.io.quickjson;
+``evalspec.validation.validator._COMBINERS`` is it compiled)."""
+
 
 LineProblem = tuple[str, "str | None", str]  # (rule, field, message)
 
@@ -59,6 +61,8 @@ def _json_type(value: Any) -> str:
 
 
 def _show(value: Any, limit: int = 60) -> str:
+    import json  # only for an invalid line's message
+
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -310,7 +314,9 @@ def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:
             )
     rule = obj["post_process"]
     if isinstance(rule, str) and rule not in spec.post_processes:
-        parts = [p for p in _COMBINERS.split(rule) if p]
+        import re
+
+        parts = [p for p in re.split(_COMBINERS_PATTERN, rule) if p]
         if len(parts) > 1 and all(p in spec.post_processes for p in parts):
             problems.append(
                 (

@@ -16,6 +16,7 @@ reported. A bad line never stops the file.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import itemgetter
 from typing import IO, TYPE_CHECKING, Any
@@ -30,12 +31,21 @@ from evalspec.fields import REQUIRED_FIELDS as REQUIRED_FIELDS
 from evalspec.io.jsonline import decode_bytes
 from evalspec.io.linelimit import OverlongLine, bounded_lines
 from evalspec.model import ErrorRecord, TaskSpec
-from evalspec.validation.precise import _COMBINERS as _COMBINERS
+from evalspec.validation.precise import (
+    _COMBINERS_PATTERN,
+    _short,
+    _show,
+    line_outcome,
+    records,
+    text_outcome,
+)
 from evalspec.validation.precise import EXAMPLE_KEYS as EXAMPLE_KEYS
 from evalspec.validation.precise import MAX_TEXT as MAX_TEXT
-from evalspec.validation.precise import _short, _show, line_outcome, records, text_outcome
 from evalspec.validation.precise import check_object as check_object
 from evalspec.validation.precise import line_content as line_content
+
+_COMBINERS = re.compile(_COMBINERS_PATTERN)
+"""What joins rules in a combined post_process (the precise path's pattern)."""
 
 if TYPE_CHECKING:  # the registry (and pluggy) is imported only when one is built
     from evalspec.registry.build import Registry

@@ -15,7 +15,6 @@ install's finder load some of the standard library on their own).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -53,14 +52,28 @@ HEAVY = (
     "evalspec.cli.formats",
     "evalspec.validation.fast",
     "evalspec.validation.shards",
+    # The command line is parsed without argparse, the snapshot and the lines are
+    # decoded without json (evalspec.io.quickjson), and signals are set without
+    # the signal module's enums: with re, gettext and locale, ~10 ms (issue 25).
+    "argparse",
+    "json",
+    "re",
+    "enum",
+    "signal",
+    "gettext",
+    "locale",
+    "evalspec.cli.parser",
+    "evalspec.cli.options",
 )
 
+# Written without json (nor anything else the command must not import): the
+# modules the driver imported would count as loaded before the command started.
 _DRIVER = """
-import atexit, json, sys
+import atexit, sys
 before = sorted(sys.modules)
 def record():
     with open({out!r}, "w") as f:
-        json.dump({{"before": before, "after": sorted(sys.modules)}}, f)
+        f.write(" ".join(before) + "\\n" + " ".join(sorted(sys.modules)) + "\\n")
 atexit.register(record)
 sys.argv = ["evalspec", *{args!r}]
 from evalspec.cli.main import run
@@ -89,9 +102,9 @@ def _run(
         timeout=120,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
-    seen = json.loads(out.read_text())
-    before = set(seen["before"])
-    return proc.returncode, proc.stdout, set(seen["after"]) - before, before
+    first, after = out.read_text().splitlines()
+    before = set(first.split())
+    return proc.returncode, proc.stdout, set(after.split()) - before, before
 
 
 def _heavy(imported: set[str], before: set[str]) -> list[str]:
@@ -149,3 +162,55 @@ def test_a_warm_run_imports_the_formatter_it_was_asked_for(tmp_path: Path, fmt: 
     # The value classes (attrs) come with the report; the registry does not.
     assert "pluggy" not in _heavy(warm, before)
     assert "evalspec.registry.build" not in _heavy(warm, before)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["validate", "a.jsonl"],
+        ["validate", "a.jsonl", "dir", "s3://bucket/evals/*.jsonl", "with space.jsonl"],
+        ["validate", "validate"],
+    ],
+)
+def test_the_quick_parse_is_argparses(words: list[str]) -> None:
+    from evalspec.cli.commands.validate import quick_args
+    from evalspec.cli.dispatch import build_parser
+
+    quick = quick_args(words)
+    assert quick is not None
+    args, extras = build_parser("validate").parse_known_args(words)
+    assert extras == []
+    assert vars(quick) == vars(args)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["validate"],
+        ["validate", "-"],
+        ["validate", "a.jsonl", "--quiet"],
+        ["validate", "--format", "json", "a.jsonl"],
+        ["validate", "a.jsonl", "-j2"],
+        ["validate", "a.jsonl", ""],
+        ["validate", "--", "a.jsonl"],
+        ["validate", "--help"],
+        ["render", "a.jsonl"],
+    ],
+)
+def test_any_other_command_line_is_left_to_argparse(words: list[str]) -> None:
+    from evalspec.cli.commands.validate import quick_args
+
+    assert quick_args(words) is None
+
+
+def test_the_quick_parse_answers_as_argparse_does(tmp_path: Path) -> None:
+    # The same run parsed both ways (`--color auto` is the default, and sends the
+    # command line to argparse) prints the same bytes, valid file or not.
+    bad = tmp_path / "bad.jsonl"
+    lines = FIXTURE.read_bytes().splitlines(keepends=True)
+    bad.write_bytes(b"".join([lines[0], b'{"task_id": 1}\n', lines[0], b"nope\n"]))
+    for path in (str(FIXTURE), str(bad)):
+        quick = _run(tmp_path, ["validate", path])
+        parsed = _run(tmp_path, ["validate", "--color", "auto", path])
+        assert quick[:2] == parsed[:2]
+        assert "argparse" not in quick[2] and "argparse" in parsed[2]
