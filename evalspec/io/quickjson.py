@@ -100,7 +100,7 @@ _plain = decoder()
 def loads(data: bytes | str) -> Any:
     """``json.loads(data)`` for a document in UTF-8 (or text); anything else, and every
     error, goes to :func:`json.loads` itself."""
-    text = data
+    text: str
     if isinstance(data, bytes):
         try:
             text = data.decode("utf-8")
@@ -108,6 +108,8 @@ def loads(data: bytes | str) -> Any:
             text = ""
         if "\x00" in text[:2]:  # json.loads would take it for UTF-16 or UTF-32
             text = ""
+    else:
+        text = data
     if not text or text[0] == "\ufeff":  # a BOM json.loads reads past or refuses
         import json
 

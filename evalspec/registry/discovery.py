@@ -30,7 +30,6 @@ import importlib
 import os
 import stat
 import sys
-import zlib
 
 from evalspec.io import seal
 from evalspec.io.privatedir import PrivateDirError
@@ -98,7 +97,8 @@ def _cache_file() -> str | None:
     home = cache_home()
     if home is None:
         return None
-    where = f"{zlib.crc32(repr((sys.executable, sys.path)).encode()):08x}"  # one file per env
+    # One file per environment; the SHA-256 the seal has already loaded names it.
+    where = seal.sha256(repr((sys.executable, sys.path)).encode()).hexdigest()[:8]
     return os.path.join(home, f"entry-points-{where}.json")
 
 

@@ -56,7 +56,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import zlib
 from types import MappingProxyType
 
 from evalspec._version import __version__
@@ -151,7 +150,9 @@ def snapshot_path(spec_version: int | None) -> str | None:
     if home is None:
         return None
     where = repr((sys.executable, sys.path, _nearest_pyproject(), spec_version))
-    return os.path.join(home, f"spec-{zlib.crc32(where.encode()):08x}.json")
+    # A name, not a check (the key inside is compared whole): the SHA-256 the seal
+    # already has, rather than zlib's CRC-32 and a module more to load.
+    return os.path.join(home, f"spec-{_sha256(where.encode()).hexdigest()[:8]}.json")
 
 
 # -- the key -------------------------------------------------------------------------
