@@ -64,6 +64,9 @@ HEAVY = (
     "locale",
     "evalspec.cli.parser",
     "evalspec.cli.options",
+    # validate lives in evalspec.validation.files: the other library commands (the
+    # package's largest module) are not loaded for it.
+    "evalspec.command",
 )
 
 # Written without json (nor anything else the command must not import): the

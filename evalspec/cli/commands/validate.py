@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-    from evalspec.command import DatasetValidation, FileValidation, ValidateResult
+    from evalspec.cli.progress import Progress
     from evalspec.model import ErrorRecord
+    from evalspec.validation.files import DatasetValidation, FileValidation, ValidateResult
 
 
 def add_parser(sub: Any) -> None:
@@ -112,8 +113,7 @@ def quick_args(words: list[str]) -> Any | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalspec.cli.progress import Progress
-    from evalspec.command import DatasetValidation, validate
+    from evalspec.validation.files import DatasetValidation, validate
 
     text = args.format == "text"
     quiet = getattr(args, "quiet", False)
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         ray_address=getattr(args, "ray_address", None),
         on_error=print_error if text else None,
         on_entry=print_entry,
-        progress=lambda name: Progress.for_stream(sys.stderr, name),
+        progress=_progress if tty else None,
         shard_progress=_shard_progress if tty else None,
         on_input_problem=lambda problem: print(f"evalspec: error: {problem}", file=sys.stderr),
     )
@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _json_document(result: ValidateResult) -> dict[str, Any]:
-    from evalspec.command import DatasetValidation
+    from evalspec.validation.files import DatasetValidation
     from evalspec.validation.validator import ValidationResult
 
     files: list[dict[str, Any]] = []
@@ -196,6 +196,14 @@ def _json_document(result: ValidateResult) -> dict[str, Any]:
     if datasets:
         doc["datasets"] = datasets
     return doc
+
+
+def _progress(name: str) -> Progress:
+    # Only on a terminal, where a line is drawn: elsewhere Progress.for_stream would
+    # make one that draws nothing, and its module is one more to load.
+    from evalspec.cli.progress import Progress
+
+    return Progress.for_stream(sys.stderr, name)
 
 
 def _shard_progress(pattern: str, done: int, total: int) -> None:
