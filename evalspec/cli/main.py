@@ -152,7 +152,6 @@ def final_code(code: int, stdout: _OutputGuard | None) -> int:
 def run() -> None:
     """The ``evalspec`` command: :func:`evalspec.cli.dispatch.main` under the rules above."""
     install()
-    _collect_less_often()
     code = EXIT_INTERRUPTED
     try:
         out, _err = guard_output()
@@ -188,24 +187,6 @@ def run() -> None:
     # handlers still run.)
     gc.freeze()
     sys.exit(code)
-
-
-START_UP_THRESHOLD = 20_000
-"""The collector's first threshold in the command (Python's default is 700)."""
-
-
-def _collect_less_often() -> None:
-    """Let the cyclic collector run after 20,000 new objects rather than 700.
-
-    Importing a command's modules creates tens of thousands of objects (functions,
-    classes, their dicts) that are never garbage, and the collector walked them in
-    ~45 passes of a warm ``evalspec validate``: ~0.8 ms of a run whose own work is
-    ~2 ms. Cycles are still collected, only later; the hot loops that allocate most
-    already switch the collector off (see evalspec.validation.fast).
-    """
-    first, *older = gc.get_threshold()
-    if 0 < first < START_UP_THRESHOLD:
-        gc.set_threshold(START_UP_THRESHOLD, *older)
 
 
 def _forget_handled_interrupt() -> None:
