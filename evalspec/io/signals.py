@@ -79,9 +79,14 @@ def _in_a_fork() -> bool:
     return bool(_OWNER) and os.getpid() != _OWNER[0]
 
 
+_HANDLED = [0]
+"""How many times the unwinding handlers have run (read by the kicker thread)."""
+
+
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
     if _in_a_fork():
         return  # Ctrl-C is the parent's to handle
+    _HANDLED[0] += 1
     harden()
     raise KeyboardInterrupt
 
@@ -89,8 +94,75 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
 def _on_terminate(signum: int, frame: FrameType | None) -> None:
     if _in_a_fork():
         os._exit(128 + signum)
+    _HANDLED[0] += 1
     harden()
     raise Terminated(signum)
+
+
+# A Python signal handler runs in the main thread between two bytecodes. A signal
+# that lands after the last check and before a blocking system call (a read of a
+# pipe or FIFO whose writer stays open and silent), or that the kernel delivers to
+# another thread, interrupts nothing: the main thread sleeps in the call, and the
+# handler waits with it, for ever (measured: 1 run in 60-100 of a Ctrl-C right after
+# `validate FIFO` opened its input). So the handlers' C side also writes each
+# signal's number to a wake-up pipe (signal.set_wakeup_fd). A thread reads it and,
+# while the handler has not run, interrupts the main thread with _KICK, whose own
+# handler does nothing: the call fails with EINTR and Python runs the waiting handler
+# before it would retry (PEP 475).
+_KICK = getattr(signal, "SIGURG", None)  # ignored by default, sent by nothing else here
+_KICK_EVERY = 0.02
+_KICK_FOR = 2.0
+
+
+def _no_op(signum: int, frame: FrameType | None) -> None:
+    pass
+
+
+def _kicker(wake: int, main: int, kick: int, routed: frozenset[int]) -> None:
+    while True:
+        before = _HANDLED[0]
+        try:
+            data = os.read(wake, 64)
+        except OSError:
+            return
+        if not data:
+            return
+        if routed.isdisjoint(data):
+            continue  # a kick's own byte, or a signal nothing here unwinds for
+        import time
+
+        for _ in range(int(_KICK_FOR / _KICK_EVERY)):
+            time.sleep(_KICK_EVERY)
+            if _HANDLED[0] != before:
+                break
+            try:
+                signal.pthread_kill(main, kick)
+            except OSError:  # the main thread is gone: the process is ending
+                return
+
+
+def _arm_kicker() -> None:
+    kick = _KICK
+    if kick is None or not hasattr(signal, "pthread_kill"):
+        return  # not POSIX: no blocking read is interrupted by a signal there anyway
+    import _thread
+
+    wake, poke = os.pipe()
+    os.set_blocking(poke, False)
+    try:
+        previous = signal.set_wakeup_fd(poke, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread: no handler of ours runs here either
+        os.close(wake)
+        os.close(poke)
+        return
+    if previous != -1:  # the embedding program owns the wake-up pipe: leave it
+        signal.set_wakeup_fd(previous)
+        os.close(wake)
+        os.close(poke)
+        return
+    signal.signal(kick, _no_op)
+    routed = frozenset(int(s) for s in (signal.SIGINT, *_TERMINATING))
+    _thread.start_new_thread(_kicker, (wake, _thread.get_ident(), int(kick), routed))
 
 
 def _unraisable(info: Any) -> None:
@@ -118,6 +190,7 @@ def install() -> None:
     for signum in _TERMINATING:
         if signal.getsignal(signum) != signal.SIG_IGN:
             signal.signal(signum, _on_terminate)
+    _arm_kicker()
 
 
 @contextlib.contextmanager
@@ -173,6 +246,9 @@ def in_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in _TERMINATING:
         signal.signal(signum, signal.SIG_DFL)
+    # The parent's wake-up pipe is the parent's: a worker's signals must not kick it.
+    with contextlib.suppress(ValueError):
+        signal.set_wakeup_fd(-1)
     if sys.platform.startswith("linux"):
         _die_with_parent()
 

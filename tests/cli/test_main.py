@@ -281,6 +281,56 @@ def test_ctrl_c_inside_an_exec_of_a_string_still_exits_130(tmp_path: Path) -> No
     assert proc.returncode == EXIT_INTERRUPTED
 
 
+_BLOCKED_IN_A_READ = """\
+import os, signal, threading, time
+import evalspec.cli.dispatch as dispatch
+from evalspec.cli.main import run
+
+def main():
+    quiet, writer = os.pipe()  # a pipe whose writer stays open and silent
+    def send():
+        time.sleep(0.2)
+        os.kill(os.getpid(), {signum})
+    # The kernel then delivers the signal to the other thread, never to this one,
+    # which sleeps in read(): the same state as a signal landing just before the
+    # call, where nothing interrupts it either.
+    threading.Thread(target=send).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {{{signum}}})
+    os.read(quiet, 1)
+    return 0
+
+dispatch.main = main
+run()
+"""
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"),
+    [(signal.SIGINT, EXIT_INTERRUPTED), (signal.SIGTERM, 128 + signal.SIGTERM)],
+)
+def test_a_signal_that_finds_the_command_asleep_in_a_read_still_ends_it(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    # A Python handler runs only between bytecodes of the main thread: a signal that
+    # arrived just before a blocking read (1 run in 60-100 of a Ctrl-C right after
+    # `validate FIFO` opened its input) left the command asleep for as long as the
+    # writer stayed silent. Deterministic here: the signal reaches another thread.
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "__main__.py").write_text(_BLOCKED_IN_A_READ.format(signum=int(signum)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "host"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        preexec_fn=signals_at_their_defaults,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    expected = b"evalspec: interrupted\n" if signum == signal.SIGINT else b""
+    assert proc.stderr == expected
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.15, 0.4])
 def test_sigint_exits_130_without_a_traceback(endless: Endless, delay: float) -> None:
     # The signal waits for the readiness marker (the run opened its input), not for a
