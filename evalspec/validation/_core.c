@@ -376,21 +376,28 @@ static PyObject *unique_keys_colliding(PyObject *self, PyObject *const *args, Py
 
 /* -- DigestTable: task ids as fixed-size digests ------------------------------------
  *
- * The validator's table of task ids, 16 bytes a slot: the first line that used
- * an id and that line's byte offset, with 32 bits of the id's digest kept in the
- * top 16 bits of each (lines and offsets stay below 2**48). Open addressing,
- * linear probing, at most 3/4 full. A digest match is only a candidate: the caller
- * re-reads the first line at its offset and compares the real ids (an exact
- * verdict), inserting the id with insert() when they differ.
+ * The validator's table of task ids, 8 bytes a slot: 32 bits of the id's digest
+ * and the 32-bit number of the first line that used it (0: an empty slot). Open
+ * addressing, linear probing, at most 3/4 full: 16 MiB at a million ids. The
+ * lines' byte offsets are not kept per id (that was 8 more bytes a slot): for every
+ * 64 lines, `marks` keeps the offset of the first line of those 64 that holds an
+ * id, so any id's line is found again from its mark by skipping at most 63 lines
+ * (~0.25 bytes an id). A digest match is only a candidate: the caller re-reads the
+ * first line and compares the real ids (an exact verdict), inserting the id with
+ * insert() when they differ.
  */
 
 #define LOW48 ((((uint64_t)1) << 48) - 1)
+#define MARK_BITS 6 /* a mark per 64 lines */
+#define MARK_NONE UINT64_MAX
 
 typedef struct {
     PyObject_HEAD
-    uint64_t *slots; /* 2 words a slot: line | tag_hi << 48, offset | tag_lo << 48 */
+    uint64_t *slots; /* a word a slot: line | tag << 32 */
     size_t mask;     /* slots - 1 (a power of two) */
     size_t used;
+    uint64_t *marks; /* per 64 lines: offset << 6 | line % 64 of its first line in the table */
+    size_t n_marks;
     uint32_t weak;   /* keep only the low `weak` bits of a digest (tests: collisions) */
 } DigestTable;
 
@@ -464,30 +471,26 @@ static PyObject *id_digests(PyObject *self, PyObject *ids) {
     return out;
 }
 
-static uint32_t slot_tag(const uint64_t *slot) {
-    return (uint32_t)(((slot[0] >> 48) << 16) | (slot[1] >> 48));
-}
+static uint32_t slot_tag(uint64_t slot) { return (uint32_t)(slot >> 32); }
 
 static int table_resize(DigestTable *t, size_t n_slots) {
     uint64_t *old = t->slots, *fresh;
     size_t old_n = t->slots ? t->mask + 1 : 0, i;
-    if (n_slots > ((size_t)-1) / 16 || n_slots > (((size_t)1) << 32))
+    if (n_slots > ((size_t)-1) / 8 || n_slots > (((size_t)1) << 33))
         return 0;
-    fresh = calloc(n_slots, 2 * sizeof(uint64_t));
+    fresh = calloc(n_slots, sizeof(uint64_t));
     if (fresh == NULL)
         return 0;
     t->slots = fresh;
     t->mask = n_slots - 1;
     for (i = 0; i < old_n; i++) {
-        const uint64_t *slot = old + 2 * i;
         size_t at;
-        if (slot[0] == 0)
+        if (old[i] == 0)
             continue;
-        at = mix32(slot_tag(slot)) & t->mask;
-        while (t->slots[2 * at] != 0)
+        at = mix32(slot_tag(old[i])) & t->mask;
+        while (t->slots[at] != 0)
             at = (at + 1) & t->mask;
-        t->slots[2 * at] = slot[0];
-        t->slots[2 * at + 1] = slot[1];
+        t->slots[at] = old[i];
     }
     free(old);
     return 1;
@@ -496,29 +499,57 @@ static int table_resize(DigestTable *t, size_t n_slots) {
 /* Whether an entry with this digest is present. */
 static int table_has(DigestTable *t, uint32_t tag) {
     size_t at = mix32(tag) & t->mask;
-    while (t->slots[2 * at] != 0) {
-        if (slot_tag(t->slots + 2 * at) == tag)
+    while (t->slots[at] != 0) {
+        if (slot_tag(t->slots[at]) == tag)
             return 1;
         at = (at + 1) & t->mask;
     }
     return 0;
 }
 
+/* Keep `offset` as the mark of line's 64 lines if it is the first of them seen. */
+static int table_mark(DigestTable *t, uint64_t line, uint64_t offset) {
+    size_t b = (size_t)(line >> MARK_BITS), i;
+    uint64_t low = line & ((1u << MARK_BITS) - 1), *mark;
+    if (b >= t->n_marks) {
+        size_t n = t->n_marks ? t->n_marks : 256;
+        uint64_t *grown;
+        while (n <= b)
+            n *= 2;
+        grown = realloc(t->marks, n * sizeof(uint64_t));
+        if (grown == NULL)
+            return 0;
+        for (i = t->n_marks; i < n; i++)
+            grown[i] = MARK_NONE;
+        t->marks = grown;
+        t->n_marks = n;
+    }
+    mark = t->marks + b;
+    /* Lines usually come in increasing order; an earlier one replaces the mark, so a
+     * mark is never after a line of its 64 that the table holds. */
+    if (*mark == MARK_NONE || (*mark & ((1u << MARK_BITS) - 1)) > low)
+        *mark = (offset << MARK_BITS) | low;
+    return 1;
+}
+
 static int table_put(DigestTable *t, uint32_t tag, long long line, long long offset) {
     size_t at;
-    if (line <= 0 || offset < 0 || (uint64_t)line > LOW48 || (uint64_t)offset > LOW48) {
-        PyErr_SetString(PyExc_OverflowError, "line numbers 1 to 2**48-1, offsets 0 to 2**48-1");
+    if (line <= 0 || offset < 0 || (uint64_t)line > UINT32_MAX || (uint64_t)offset > LOW48) {
+        PyErr_SetString(PyExc_OverflowError, "line numbers 1 to 2**32-1, offsets 0 to 2**48-1");
         return 0;
     }
     if ((t->used + 1) * 4 > (t->mask + 1) * 3 && !table_resize(t, 2 * (t->mask + 1))) {
         PyErr_NoMemory();
         return 0;
     }
+    if (!table_mark(t, (uint64_t)line, (uint64_t)offset)) {
+        PyErr_NoMemory();
+        return 0;
+    }
     at = mix32(tag) & t->mask;
-    while (t->slots[2 * at] != 0)
+    while (t->slots[at] != 0)
         at = (at + 1) & t->mask;
-    t->slots[2 * at] = (uint64_t)line | ((uint64_t)(tag >> 16) << 48);
-    t->slots[2 * at + 1] = (uint64_t)offset | ((uint64_t)(tag & 0xFFFF) << 48);
+    t->slots[at] = (uint64_t)line | ((uint64_t)tag << 32);
     t->used++;
     return 1;
 }
@@ -623,17 +654,22 @@ static PyObject *DigestTable_find(DigestTable *t, PyObject *id) {
     if (found == NULL)
         return NULL;
     at = mix32((uint32_t)digest) & t->mask;
-    while (t->slots[2 * at] != 0) {
-        const uint64_t *slot = t->slots + 2 * at;
+    while (t->slots[at] != 0) {
+        uint64_t slot = t->slots[at];
         if (slot_tag(slot) == (uint32_t)digest) {
-            PyObject *pair = Py_BuildValue("(KK)", (unsigned long long)(slot[0] & LOW48),
-                                           (unsigned long long)(slot[1] & LOW48));
-            if (pair == NULL || PyList_Append(found, pair) < 0) {
-                Py_XDECREF(pair);
+            uint64_t line = slot & UINT32_MAX, mark, low = line & ((1u << MARK_BITS) - 1);
+            PyObject *triple;
+            /* Every line in the table has set or kept its mark, at or before it. */
+            mark = t->marks[line >> MARK_BITS];
+            triple = Py_BuildValue("(KKK)", (unsigned long long)line,
+                                   (unsigned long long)(mark >> MARK_BITS),
+                                   (unsigned long long)(low - (mark & ((1u << MARK_BITS) - 1))));
+            if (triple == NULL || PyList_Append(found, triple) < 0) {
+                Py_XDECREF(triple);
                 Py_DECREF(found);
                 return NULL;
             }
-            Py_DECREF(pair);
+            Py_DECREF(triple);
         }
         at = (at + 1) & t->mask;
     }
@@ -681,7 +717,7 @@ static PyObject *DigestTable_reserve(DigestTable *t, PyObject *arg) {
 
 static PyObject *DigestTable_nbytes(DigestTable *t, void *closure) {
     (void)closure;
-    return PyLong_FromSize_t((t->mask + 1) * 2 * sizeof(uint64_t));
+    return PyLong_FromSize_t((t->mask + 1) * sizeof(uint64_t) + t->n_marks * sizeof(uint64_t));
 }
 
 static Py_ssize_t DigestTable_len(DigestTable *t) { return (Py_ssize_t)t->used; }
@@ -702,6 +738,8 @@ static PyObject *DigestTable_new(PyTypeObject *type, PyObject *args, PyObject *k
     t->weak = weak;
     t->slots = NULL;
     t->used = 0;
+    t->marks = NULL;
+    t->n_marks = 0;
     if (!table_resize(t, 1024)) {
         Py_DECREF(t);
         return PyErr_NoMemory();
@@ -711,6 +749,7 @@ static PyObject *DigestTable_new(PyTypeObject *type, PyObject *args, PyObject *k
 
 static void DigestTable_dealloc(DigestTable *t) {
     free(t->slots);
+    free(t->marks);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -725,7 +764,8 @@ static PyMethodDef DigestTable_methods[] = {
     {"reserve", (PyCFunction)DigestTable_reserve, METH_O,
      "reserve(n, /)\n--\n\nRoom for n entries in all, in one resize."},
     {"find", (PyCFunction)DigestTable_find, METH_O,
-     "find(task_id, /)\n--\n\n(line, offset) of every entry whose digest is task_id's."},
+     "find(task_id, /)\n--\n\n(line, offset, skip) of every entry whose digest is task_id's: its line\n"
+     "starts skip lines after the line at byte offset."},
     {"insert", (PyCFunction)(void (*)(void))DigestTable_insert, METH_FASTCALL,
      "insert(task_id, line, offset, /)\n--\n\nInsert an id whose digest is not new."},
     {NULL, NULL, 0, NULL}};
@@ -740,7 +780,7 @@ static PyTypeObject DigestTableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evalspec.validation._core.DigestTable",
     .tp_basicsize = sizeof(DigestTable),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Task ids as 32-bit digests with their first line and offset.",
+    .tp_doc = "Task ids as 32-bit digests with their first line (8 bytes a slot).",
     .tp_new = DigestTable_new,
     .tp_dealloc = (destructor)DigestTable_dealloc,
     .tp_methods = DigestTable_methods,

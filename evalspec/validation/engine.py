@@ -475,16 +475,33 @@ def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
     from evalspec.validation.fast import compiled_core
 
     core = compiled_core()
-    if core is None:
+    # Its slots hold 32-bit line numbers: a file that may have 2**32 lines or more
+    # (one newline a line) keeps the dict of ids, exact too.
+    if core is None or os.fstat(f.fileno()).st_size >= 2**32 - 1:
         return None
     fd, limit = f.fileno(), max_line_bytes() + 1
     signature = file_signature(f)
 
-    def id_at(offset: int, line: int) -> str:
+    def id_at(offset: int, skip: int, line: int) -> str:
         # The ids were read from this file's bytes as they were: rewritten since, its
         # lines could tell a repeated id from a new one wrongly.
         if file_signature(f) != signature:
             raise changed()
+        # The table keeps one offset per 64 lines: the line is `skip` lines further on.
+        # Every line before it was read whole once (none is over the limit).
+        while skip:
+            part = os.pread(fd, 1 << 16, offset)
+            cut = part.find(b"\n")
+            while cut >= 0 and skip > 1:
+                cut = part.find(b"\n", cut + 1)
+                skip -= 1
+            if not part:
+                raise changed()
+            if cut < 0:
+                offset += len(part)
+                continue
+            offset += cut + 1
+            skip -= 1
         parts = []
         got = 0
         while got < limit:

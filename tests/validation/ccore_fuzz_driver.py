@@ -90,7 +90,11 @@ def tables(rng: random.Random, counts: dict[str, int]) -> None:
             for pos, task_id in enumerate(batch):
                 if task_id in first:
                     assert pos in candidates, (task_id, first[task_id])
-                    assert (first[task_id], 7 * first[task_id]) in table.find(task_id)
+                    # Its line, found from the mark of its 64 lines (7 bytes a line here).
+                    line_, mark, skip = next(
+                        f for f in table.find(task_id) if f[0] == first[task_id]
+                    )
+                    assert 0 <= skip < 64 and mark + 7 * skip == 7 * line_, (line_, mark, skip)
                 elif pos in candidates:
                     table.insert(task_id, lines[pos], 7 * lines[pos])
                     first[task_id] = lines[pos]
