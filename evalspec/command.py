@@ -780,14 +780,18 @@ def gate(
     from evalspec.evals.manifestlink import ManifestUnreadable
     from evalspec.evals.yamlfile import MissingYamlError
     from evalspec.io.governing import govern
-    from evalspec.io.safeload import DocumentError, read_text_bounded
+    from evalspec.io.repository import OutsideRootError
+    from evalspec.io.safeload import MAX_YAML_BYTES, DocumentError, read_in_repository
     from evalspec.io.wording import counted
     from evalspec.registry.build import default_registry
 
     config_path, layout = _gates_file(config, reports)
     try:
-        text = read_text_bounded(config_path)
-    except (OSError, UnicodeDecodeError, DocumentError) as exc:
+        text = read_in_repository(config_path, MAX_YAML_BYTES).decode("utf-8")
+    except (DocumentError, OutsideRootError) as exc:
+        # These messages already begin with the path.
+        return GateResult((f"evalspec: error: cannot read gates config {exc}",))
+    except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         return GateResult((f"evalspec: error: cannot read gates config {config_path}: {reason}",))
     datasets = None
@@ -895,12 +899,13 @@ def _gates_file(config: str | None, reports: Sequence[str]) -> tuple[Path, Layou
 def _legal_labels(path: Path) -> dict[str, tuple[str, ...]] | None:
     """The legal label values, when the layout has a valid labels file (lint reports it if not)."""
     from evalspec.evals.labels import parse_labels
-    from evalspec.io.safeload import DocumentError, read_text_bounded
+    from evalspec.io.repository import OutsideRootError
+    from evalspec.io.safeload import MAX_YAML_BYTES, DocumentError, read_in_repository
 
     try:
-        parsed, _ = parse_labels(read_text_bounded(path))
-    except (OSError, UnicodeDecodeError, DocumentError):
-        return None
+        parsed, _ = parse_labels(read_in_repository(path, MAX_YAML_BYTES).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, DocumentError, OutsideRootError):
+        return None  # lint reports it
     return None if parsed is None else parsed.legal
 
 
@@ -1010,21 +1015,40 @@ def _card_version(data: bytes | None) -> str | None:
 
 
 def _read_card(path: Path) -> bytes | None:
-    from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_bounded
+    from evalspec.io.repository import OutsideRootError
+    from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_in_repository
 
     try:
-        return read_bounded(path, MAX_TEXT_BYTES)
+        return read_in_repository(path, MAX_TEXT_BYTES)
     except FileNotFoundError:
         return None
-    except DocumentError as exc:
+    except (DocumentError, OutsideRootError) as exc:
         raise _DiffUsage(str(exc)) from None
 
 
-def _open_side(path: Path, stack: contextlib.ExitStack) -> IO[bytes] | None:
+def _open_side(root: Path, rel: Path, stack: contextlib.ExitStack) -> IO[bytes] | None:
+    """The working tree's side, opened once inside the git work tree ``root``: a pull
+    request's symlink out of it is refused, since diff prints what it reads."""
+    from evalspec.io.repository import OutsideRootError, open_inside
+
     try:
-        return stack.enter_context(path.open("rb"))
+        return stack.enter_context(open_inside(root / rel, root))
     except FileNotFoundError:
         return None
+    except OutsideRootError as exc:
+        raise _DiffUsage(str(exc)) from None
+
+
+def _open_given(path: Path, stack: contextlib.ExitStack) -> IO[bytes]:
+    """An OLD or NEW file named on the command line, opened once (as
+    :func:`evalspec.io.repository.open_for_reading` does: checked when spelled
+    inside the working directory's repository, as asked when named outside it)."""
+    from evalspec.io.repository import OutsideRootError, open_for_reading, repository_of
+
+    try:
+        return stack.enter_context(open_for_reading(path, repository_of(os.getcwd())))
+    except OutsideRootError as exc:
+        raise _DiffUsage(str(exc)) from None
 
 
 def _diff_sides(
@@ -1051,8 +1075,8 @@ def _diff_sides(
                     f"{one_line(str(p))}: not a regular file (diff reads each side twice)"
                 )
         return (
-            stack.enter_context(old_p.open("rb")),
-            stack.enter_context(new_p.open("rb")),
+            _open_given(old_p, stack),
+            _open_given(new_p, stack),
             str(old_p),
             str(new_p),
             str(new_p),
@@ -1065,10 +1089,13 @@ def _diff_sides(
     a, sep, b = rev.partition("..." if three_dots else "..")
     if not sep or not a:
         raise _DiffUsage(f"--rev takes A..B (B may be empty for the working tree), got {rev!r}")
-    path = Path(paths[0])
-    root = gitrepo.toplevel(path)
+    # The path as git tracks it: its directory resolved, not the file, so a symlink
+    # is diffed as the tracked link it is (and its working copy opened by
+    # _open_side, which refuses one that leads out of the repository).
+    path = Path(paths[0]).absolute().parent.resolve() / Path(paths[0]).name
+    root = gitrepo.toplevel(path.parent)
     if root is None:
-        raise _DiffUsage(f"{path}: not inside a git repository")
+        raise _DiffUsage(f"{one_line(paths[0])}: not inside a git repository")
     label_a = a
     if three_dots:
         # As in a pull request: compare from where B's history left A's.
@@ -1077,12 +1104,12 @@ def _diff_sides(
         except gitrepo.GitError as exc:
             raise _DiffUsage(str(exc)) from None
         label_a, a = f"{a}...", base
-    rel = path.resolve().relative_to(root.resolve())
+    rel = path.relative_to(root.resolve())
     crel = card_path(rel)
 
     def at(rev: str, p: Path) -> IO[bytes] | None:
         if not rev:
-            return _open_side(root / p, stack)
+            return _open_side(root, p, stack)
         # Spooled to a temp file, so a big dataset is never held in memory.
         spool: IO[bytes] = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
         try:

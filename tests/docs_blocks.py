@@ -315,9 +315,17 @@ def scratch_copy(dest: Path) -> Path:
     return dest
 
 
-def block_env() -> dict[str, str]:
-    """The environment blocks run in: this interpreter's scripts first on PATH."""
+def block_env(tmpdir: Path | None = None) -> dict[str, str]:
+    """The environment blocks run in: this interpreter's scripts first on PATH.
+
+    ``tmpdir`` becomes ``TMPDIR``: a block that needs a place outside the repository
+    writes under ``${TMPDIR:-/tmp}``, so documents run at once (pytest-xdist workers,
+    two checkouts' suites on one machine) never share a fixed /tmp path.
+    """
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "PYTEST_ADDOPTS")}
+    if tmpdir is not None:
+        tmpdir.mkdir(parents=True, exist_ok=True)
+        env["TMPDIR"] = str(tmpdir)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env.setdefault("GIT_AUTHOR_NAME", "docs")
     env.setdefault("GIT_AUTHOR_EMAIL", "docs@example.invalid")
@@ -326,9 +334,12 @@ def block_env() -> dict[str, str]:
     return env
 
 
-def run_document(path: Path, workdir: Path) -> list[str]:
-    """Run every block of ``path`` in order; one message per failing block."""
-    runner = BlockRunner(workdir, block_env())
+def run_document(path: Path, workdir: Path, tmpdir: Path | None = None) -> list[str]:
+    """Run every block of ``path`` in order; one message per failing block.
+
+    ``tmpdir``: the blocks' ``TMPDIR`` (see :func:`block_env`); else the caller's.
+    """
+    runner = BlockRunner(workdir, block_env(tmpdir))
     document = Sybil(parsers=[BlockParser(runner)]).parse(path)
     document.namespace["__file__"] = str(path)
     failures = []

@@ -10,6 +10,7 @@ test sees exactly what a reader of the code sees.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -169,3 +170,23 @@ def test_the_wheel_lists_every_package() -> None:
     listed = {p for p in settings["packages"] if p.split(".")[0] == "evalspec"}
     on_disk = {module_name(p) for p in PACKAGE.rglob("__init__.py")}
     assert listed == on_disk
+
+
+def test_the_wheel_ships_every_fixture_file() -> None:
+    # The fixtures (and the benchmark slices `evalspec import` reads) are package data:
+    # each directory must be a listed package whose patterns match each of its files.
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    data = settings["package-data"]
+    unshipped = []
+    for path in sorted((ROOT / "fixtures").rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        folder = path.parent.relative_to(ROOT / "fixtures").parts
+        package = ".".join(("evalspec_fixtures", *folder))
+        patterns = data.get(package, [])
+        shipped_as = ["*.py", *patterns]  # a listed package ships its modules too
+        if package not in settings["packages"] or not any(
+            fnmatch.fnmatch(path.name, p) for p in shipped_as
+        ):
+            unshipped.append(str(path.relative_to(ROOT)))
+    assert unshipped == []

@@ -15,7 +15,7 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_code_block_runs_as_written(path: Path, tmp_path: Path) -> None:
-    failures = run_document(path, scratch_copy(tmp_path / "repo"))
+    failures = run_document(path, scratch_copy(tmp_path / "repo"), tmp_path / "tmp")
     assert not failures, "\n\n".join(failures)
 
 

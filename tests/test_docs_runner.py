@@ -59,6 +59,17 @@ def test_sh_blocks_run_with_set_e_in_the_scratch_copy(tmp_path: Path) -> None:
     assert len(failures) == 1 and "exit status 1, expected 0" in failures[0]
 
 
+def test_blocks_write_outside_the_repository_under_their_own_tmpdir(tmp_path: Path) -> None:
+    # Documents run at once (xdist workers, two suites on one machine) must not meet
+    # in a fixed /tmp path: the runner gives each its own TMPDIR.
+    doc = tmp_path / "doc.md"
+    doc.write_text(block("sh", 'echo here > "${TMPDIR:-/tmp}/marker"'), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    assert run_document(doc, work, tmp_path / "tmp") == []
+    assert (tmp_path / "tmp" / "marker").read_text() == "here\n"
+
+
 def test_an_exit_marker_states_the_expected_status(tmp_path: Path) -> None:
     bad = "echo '{\"task_id\": 1}' | evalspec validate -"
     assert _run(tmp_path, block("sh", bad, "<!-- docs: exit 1 -->")) == []

@@ -245,15 +245,18 @@ def load_report(path: Path, text: str | bytes | None = None) -> dict[str, Any]:
     :raises ReportError: unreadable, not JSON, or not an ``evalspec/score-report`` of a version this
         evalspec reads (:data:`READABLE_SCHEMA_VERSIONS`).
     """
-    from evalspec.io.safeload import MAX_JSON_BYTES, DocumentError, loads_json, read_bounded
+    from evalspec.io.repository import OutsideRootError
+    from evalspec.io.safeload import MAX_JSON_BYTES, DocumentError, loads_json, read_in_repository
 
     try:
-        raw = read_bounded(path, MAX_JSON_BYTES) if text is None else text
+        raw = read_in_repository(path, MAX_JSON_BYTES) if text is None else text
         if len(raw) > MAX_JSON_BYTES:
             raise DocumentError(f"{path} is larger than the {MAX_JSON_BYTES >> 20} MiB limit")
         data = loads_json(raw)
     except OSError as exc:
         raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except OutsideRootError as exc:
+        raise ReportError(f"cannot read {exc}") from None
     except DocumentError as exc:
         # "is not JSON" as before the limits existed; scripts match on it.
         raise ReportError(

@@ -107,13 +107,15 @@ def declared_label_keys(start: Path) -> tuple[str, ...] | None:
     file or one that does not parse (``lint`` reports that), so the report falls
     back to its bounded set of low-cardinality metadata keys."""
     from evalspec.evals.layout import find_layout
-    from evalspec.io.safeload import DocumentError, read_text_bounded
+    from evalspec.io.repository import OutsideRootError
+    from evalspec.io.safeload import MAX_YAML_BYTES, DocumentError, read_in_repository
 
     layout = find_layout(start)
     if layout is None:
         return None
     try:
-        parsed, _ = parse_labels(read_text_bounded(layout.labels_file))
-    except (OSError, UnicodeDecodeError, DocumentError):
+        data = read_in_repository(layout.labels_file, MAX_YAML_BYTES)
+        parsed, _ = parse_labels(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, DocumentError, OutsideRootError):
         return None
     return None if parsed is None else tuple(parsed.legal)

@@ -12,7 +12,8 @@ from evalspec.evals import codeowners, gitrepo
 from evalspec.evals.card import card_path, parse_card
 from evalspec.evals.layout import DIRECTORIES
 from evalspec.io.atomicfile import read_for_update, repository_lock, resolve_for_write, write_atomic
-from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_bounded
+from evalspec.io.repository import OutsideRootError
+from evalspec.io.safeload import MAX_TEXT_BYTES, DocumentError, read_in_repository
 
 EXAMPLE = "example"
 DEFAULT_OWNER = "@eval-owner"
@@ -119,8 +120,8 @@ def _card_owners(datasets: Path) -> list[str]:
         if not cpath.is_file():
             continue
         try:
-            text = read_bounded(cpath, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
-        except (OSError, DocumentError):
+            text = read_in_repository(cpath, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
+        except (OSError, DocumentError, OutsideRootError):
             continue  # lint reports the unreadable card
         card, _ = parse_card(text)
         if card is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from evalspec.errors import EvalspecError, MissingDependencyError
 
@@ -70,7 +70,12 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     ends the read at once. :raises OSError: the file cannot be opened or read.
     """
     with open(path, "rb") as f:
-        data = f.read(max_bytes + 1)
+        return _read_within(f, path, max_bytes)
+
+
+def _read_within(f: BinaryIO, path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """All of the open file ``f`` (named ``path``), reading at most one byte past the limit."""
+    data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise DocumentError(f"{path} is larger than the {_mib(max_bytes)} limit")
     return data
@@ -294,10 +299,25 @@ def read_text_inside(
     from evalspec.io.repository import open_for_reading
 
     with open_for_reading(path, root) as f:
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise DocumentError(f"{path} is larger than the {_mib(max_bytes)} limit")
-    return data.decode("utf-8")
+        return _read_within(f, path, max_bytes).decode("utf-8")
+
+
+def read_in_repository(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of a file that may arrive in a pull request (a gates config, a labels
+    file, a card, a committed report, a dataset's working copy), within ``max_bytes``,
+    opened once through :func:`evalspec.io.repository.open_inside` with the repository
+    the path is spelled in (that of its directory) as the root: a symlink that sends
+    it out of that repository is refused before a byte is read, whatever the working
+    directory, since what is read is printed back in problems and reports.
+
+    :raises OutsideRootError: it leads outside its repository, or is no regular file.
+    :raises DocumentError: too large. :raises OSError: unreadable.
+    """
+    from evalspec.io.repository import open_inside, repository_of
+
+    root = repository_of(os.path.dirname(os.path.abspath(path)))
+    with open_inside(path, root) as f:
+        return _read_within(f, path, max_bytes)
 
 
 def read_text_bounded(path: str | os.PathLike[str], max_bytes: int = MAX_YAML_BYTES) -> str:
