@@ -378,7 +378,10 @@ static PyObject *unique_keys_colliding(PyObject *self, PyObject *const *args, Py
  *
  * The validator's table of task ids, 8 bytes a slot: 32 bits of the id's digest
  * and the 32-bit number of the first line that used it (0: an empty slot). Open
- * addressing, linear probing, at most 3/4 full: 16 MiB at a million ids. The
+ * addressing, linear probing, at most 4/5 full. The number of slots is not a power
+ * of two (a home slot is the mixed digest times the slots, over 2**32), so a table
+ * reserved for n ids takes 1.25 n slots, not the next power of two above 4/3 n:
+ * ~10 MiB at a million ids instead of 16. The
  * lines' byte offsets are not kept per id (that was 8 more bytes a slot): for every
  * 64 lines, `marks` keeps the offset of the first line of those 64 that holds an
  * id, so any id's line is found again from its mark by skipping at most 63 lines
@@ -394,7 +397,7 @@ static PyObject *unique_keys_colliding(PyObject *self, PyObject *const *args, Py
 typedef struct {
     PyObject_HEAD
     uint64_t *slots; /* a word a slot: line | tag << 32 */
-    size_t mask;     /* slots - 1 (a power of two) */
+    size_t n_slots;  /* any size: an id's home slot is its mixed digest scaled to it */
     size_t used;
     uint64_t *marks; /* per 64 lines: offset << 6 | line % 64 of its first line in the table */
     size_t n_marks;
@@ -473,23 +476,37 @@ static PyObject *id_digests(PyObject *self, PyObject *ids) {
 
 static uint32_t slot_tag(uint64_t slot) { return (uint32_t)(slot >> 32); }
 
+/* The first slot to probe for a digest: its mix scaled to the slots (n_slots <= 2**32,
+ * so the product fits 64 bits). */
+static size_t home_slot(const DigestTable *t, uint32_t tag) {
+    return (size_t)(((uint64_t)mix32(tag) * (uint64_t)t->n_slots) >> 32);
+}
+
+static size_t next_slot(const DigestTable *t, size_t at) {
+    return at + 1 == t->n_slots ? 0 : at + 1;
+}
+
+/* Whether `used` entries fit n_slots at most 4/5 full (at least one slot stays empty,
+ * which ends every probe). */
+static int fits(size_t used, size_t n_slots) { return used * 5 <= n_slots * 4; }
+
 static int table_resize(DigestTable *t, size_t n_slots) {
     uint64_t *old = t->slots, *fresh;
-    size_t old_n = t->slots ? t->mask + 1 : 0, i;
-    if (n_slots > ((size_t)-1) / 8 || n_slots > (((size_t)1) << 33))
+    size_t old_n = t->slots ? t->n_slots : 0, i;
+    if (n_slots > ((size_t)-1) / 8 || (uint64_t)n_slots > (((uint64_t)1) << 32))
         return 0;
     fresh = calloc(n_slots, sizeof(uint64_t));
     if (fresh == NULL)
         return 0;
     t->slots = fresh;
-    t->mask = n_slots - 1;
+    t->n_slots = n_slots;
     for (i = 0; i < old_n; i++) {
         size_t at;
         if (old[i] == 0)
             continue;
-        at = mix32(slot_tag(old[i])) & t->mask;
+        at = home_slot(t, slot_tag(old[i]));
         while (t->slots[at] != 0)
-            at = (at + 1) & t->mask;
+            at = next_slot(t, at);
         t->slots[at] = old[i];
     }
     free(old);
@@ -498,11 +515,11 @@ static int table_resize(DigestTable *t, size_t n_slots) {
 
 /* Whether an entry with this digest is present. */
 static int table_has(DigestTable *t, uint32_t tag) {
-    size_t at = mix32(tag) & t->mask;
+    size_t at = home_slot(t, tag);
     while (t->slots[at] != 0) {
         if (slot_tag(t->slots[at]) == tag)
             return 1;
-        at = (at + 1) & t->mask;
+        at = next_slot(t, at);
     }
     return 0;
 }
@@ -538,7 +555,7 @@ static int table_put(DigestTable *t, uint32_t tag, long long line, long long off
         PyErr_SetString(PyExc_OverflowError, "line numbers 1 to 2**32-1, offsets 0 to 2**48-1");
         return 0;
     }
-    if ((t->used + 1) * 4 > (t->mask + 1) * 3 && !table_resize(t, 2 * (t->mask + 1))) {
+    if (!fits(t->used + 1, t->n_slots) && !table_resize(t, 2 * t->n_slots)) {
         PyErr_NoMemory();
         return 0;
     }
@@ -546,9 +563,9 @@ static int table_put(DigestTable *t, uint32_t tag, long long line, long long off
         PyErr_NoMemory();
         return 0;
     }
-    at = mix32(tag) & t->mask;
+    at = home_slot(t, tag);
     while (t->slots[at] != 0)
-        at = (at + 1) & t->mask;
+        at = next_slot(t, at);
     t->slots[at] = (uint64_t)line | ((uint64_t)tag << 32);
     t->used++;
     return 1;
@@ -653,7 +670,7 @@ static PyObject *DigestTable_find(DigestTable *t, PyObject *id) {
     found = PyList_New(0);
     if (found == NULL)
         return NULL;
-    at = mix32((uint32_t)digest) & t->mask;
+    at = home_slot(t, (uint32_t)digest);
     while (t->slots[at] != 0) {
         uint64_t slot = t->slots[at];
         if (slot_tag(slot) == (uint32_t)digest) {
@@ -671,7 +688,7 @@ static PyObject *DigestTable_find(DigestTable *t, PyObject *id) {
             }
             Py_DECREF(triple);
         }
-        at = (at + 1) & t->mask;
+        at = next_slot(t, at);
     }
     return found;
 }
@@ -697,27 +714,27 @@ static PyObject *DigestTable_insert(DigestTable *t, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
-/* reserve(n): room for n entries in all (at most 3/4 full) in one resize, so a
- * table that will hold n never holds its old and new slots at once later. */
+/* reserve(n): room for n entries in all (at most 4/5 full) in one resize, so a
+ * table that will hold n never holds its old and new slots at once later; sized
+ * to n exactly (1.25 n slots), not rounded up to a power of two. */
 static PyObject *DigestTable_reserve(DigestTable *t, PyObject *arg) {
     Py_ssize_t n = PyLong_AsSsize_t(arg);
-    size_t slots = t->mask + 1;
+    size_t slots;
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 0 || (size_t)n > (((size_t)1) << 31)) {
         PyErr_SetString(PyExc_ValueError, "reserve: 0 to 2**31 entries");
         return NULL;
     }
-    while ((size_t)n * 4 > slots * 3)
-        slots *= 2;
-    if (slots > t->mask + 1 && !table_resize(t, slots))
+    slots = ((size_t)n * 5 + 3) / 4;
+    if (slots > t->n_slots && !table_resize(t, slots))
         return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
 static PyObject *DigestTable_nbytes(DigestTable *t, void *closure) {
     (void)closure;
-    return PyLong_FromSize_t((t->mask + 1) * sizeof(uint64_t) + t->n_marks * sizeof(uint64_t));
+    return PyLong_FromSize_t(t->n_slots * sizeof(uint64_t) + t->n_marks * sizeof(uint64_t));
 }
 
 static Py_ssize_t DigestTable_len(DigestTable *t) { return (Py_ssize_t)t->used; }

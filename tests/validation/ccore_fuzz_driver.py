@@ -73,6 +73,8 @@ def tables(rng: random.Random, counts: dict[str, int]) -> None:
     alphabet = ["a", "b", "\ud800", "\U0001f600", "\x00", "é"]
     for round_ in range(60):
         table = _core.DigestTable(weak_bits=rng.choice([1, 2, 8, 32]))
+        if rng.random() < 0.5:  # sized once (1.25 slots an id, any number of slots)
+            table.reserve(rng.randint(0, 3000))
         first: dict[str, int] = {}
         line = 0
         for _ in range(rng.randint(1, 6)):

@@ -188,13 +188,22 @@ def test_a_reserved_table_grows_once() -> None:
     assert core is not None
     t = core.DigestTable()
     t.reserve(300_000)
-    assert t.nbytes == 2**19 * 8  # 300k > 3/4 of 2**18 slots, no line offsets yet
+    # 1.25 slots an id (at most 4/5 full), not the next power of two (2**19 slots),
+    # and no line offsets yet.
+    assert t.nbytes == 375_000 * 8
     t.reserve(10)  # never shrinks
-    assert t.nbytes == 2**19 * 8
+    assert t.nbytes == 375_000 * 8
     table, file = _digest_table(32)
     table.reserve(1000)
+    before = table._table.nbytes
     file.ids = {i: f"t{i}" for i in range(1000)}
     assert table.add_all(list(file.ids.values()), range(1, 1001), 0, range(1000)) == []
+    # Filled to what it was reserved for (1250 slots, 4/5 full): the slots did not grow;
+    # the marks (one per 64 lines) start at 256 of 8 bytes.
+    assert before == 1250 * 8
+    assert table._table.nbytes == before + 256 * 8
+    assert table.add_all(["one more"], [1001], 0, [5000]) == []
+    assert table._table.nbytes == 2500 * 8 + 256 * 8  # past 4/5 full: twice the slots
     with pytest.raises(ValueError):
         t.reserve(-1)
     with pytest.raises(ValueError):
