@@ -199,7 +199,7 @@ def check_chunk(
 
 
 def check_block(
-    data: bytes,
+    data: bytes | memoryview,
     start: int,
     spec: AnySpec,
     fast: FastPath | None,
@@ -208,7 +208,9 @@ def check_block(
 ) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file,
     numbered from ``origin`` when it is known (a worker does not know it). With
-    ``digest`` (``_core.id_digests``) the result carries the ids' digests, not the ids."""
+    ``digest`` (``_core.id_digests``) the result carries the ids' digests, not the ids.
+    ``data`` may be a view of a buffer read again later (:func:`_reused_blocks`): no
+    part of it is kept, the lines handed on are copies."""
     # Line 1 may carry a BOM; any other chunk's first line is numbered (at least)
     # 2 so it is never taken for line 1. The parent renumbers, if need be.
     if origin <= 0:
@@ -225,7 +227,9 @@ def check_block(
         starts = list(itertools.accumulate(lengths, initial=0))
 
         def line(i: int) -> bytes:
-            return data[starts[i] : starts[i + 1]]
+            # bytes() of a bytes slice is that slice; of a view, its copy (the buffer
+            # is read into again, and error records keep their line's text).
+            return bytes(data[starts[i] : starts[i + 1]])
 
         vouch_id = fast.vouch_id
         for i in _nones(got):
@@ -322,9 +326,66 @@ def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
         start += len(block)
 
 
-def _first_overlong(block: bytes, limit: int) -> int | None:
+def _reused_blocks(
+    stream: io.BufferedIOBase, block_bytes: int
+) -> Iterator[tuple[int, memoryview | OverlongLine]]:
+    """:func:`_blocks`, read into one buffer: each block is a view of it, good until the
+    next block is asked for (the caller copies what it keeps).
+
+    A fresh bytes object per read (and another for each join with the previous
+    read's unfinished line) costs the peak of two or three blocks at once, and a
+    page fault per 4 KiB of the file: glibc hands each freed block back to the
+    kernel. Here the one buffer is touched once; the unfinished line moves to its
+    front. A line longer than the buffer grows it (a new buffer: the caller's last
+    view still points into the old one); it shrinks back after that line.
+    """
+    limit = max_line_bytes()
+    size = max(1, block_bytes)
+    buf = bytearray(size)
+    view = memoryview(buf)
+    have = 0  # bytes at buf's front not yet handed out: the start of an unended line
+    start = 0
+    while True:
+        got = stream.readinto(view[have:])
+        cut = have
+        if got:
+            have += got
+            cut = buf.rfind(b"\n", 0, have) + 1
+        elif not have:
+            return
+        # else the end of the stream: the last line, without its newline, is a block
+        if cut == 0:  # no line ends in the buffer
+            if have > limit:
+                yield start, OverlongLine(bytes(view[: min(80, have)]))
+                return
+            if have == len(buf):
+                grown = bytearray(2 * len(buf))
+                grown[:have] = view[:have]
+                buf, view = grown, memoryview(grown)
+            continue
+        over = _first_overlong(view[:cut], limit) if cut > limit else None
+        if over is not None:
+            if over:
+                yield start, view[:over]
+            yield start + over, OverlongLine(bytes(view[over : min(over + 80, cut)]))
+            return
+        yield start, view[:cut]
+        if not got:
+            return
+        start += cut
+        rest = bytes(view[cut:have])  # a copy: the two spans may overlap
+        if len(buf) > size and len(rest) < size:  # a long line is over: back to size
+            buf = bytearray(size)
+            view = memoryview(buf)
+        buf[: len(rest)] = rest
+        have = len(rest)
+
+
+def _first_overlong(block: bytes | memoryview, limit: int) -> int | None:
     """The offset of the first line of ``block`` longer than ``limit`` bytes, if any."""
     offset = 0
+    if isinstance(block, memoryview):
+        block = bytes(block)  # only for blocks over the limit (64 MiB by default)
     for line in block.split(b"\n"):
         if len(line) > limit:
             return offset
@@ -415,7 +476,9 @@ def iter_problems(
             bounds = chunk_bounds(path, tally.size, chunk_bytes)
         if bounds is None:
             fast_path = None
-            for start, data in _blocks(f, chunk_bytes):
+            # One read buffer for the whole file: each block is checked and resolved
+            # (duplicates' lines read back from it) before the next read.
+            for start, data in _reused_blocks(f, chunk_bytes):
                 if isinstance(data, OverlongLine):
                     from evalspec.validation.validator import LineResult
 
@@ -522,11 +585,20 @@ def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
     return DigestIdTable(id_at, core.DigestTable())
 
 
-def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:
+def _in_block(data: bytes | memoryview, start: int) -> Callable[[int], bytes]:
+    if isinstance(data, memoryview):
+        # A view from _reused_blocks starts at its buffer's first byte: search the buffer.
+        obj = data.obj
+        assert isinstance(obj, bytearray)
+        base: bytes | bytearray = obj
+    else:
+        base = data
+    end = len(data)
+
     def line_at(offset: int) -> bytes:
         i = offset - start
-        j = data.find(b"\n", i)
-        return data[i : j if j >= 0 else len(data)]
+        j = base.find(b"\n", i, end)
+        return bytes(data[i : j if j >= 0 else end])
 
     return line_at
 

@@ -227,7 +227,7 @@ class FastPath:
         """``vouch_id(raw)``: like ``vouch``, but only the task id (for callers that
         never build the task)."""
         self._vouch_id_unescaped: Callable[[bytes], str | None] = unescaped
-        self.core_block: Callable[[bytes], tuple[list[str | None], bytes]] | None = (
+        self.core_block: Callable[[bytes | memoryview], tuple[list[str | None], bytes]] | None = (
             None if core is None else core_voucher(core, legal).block
         )
         """With the compiled core only (else ``None``): ``core_block(data)`` splits a
@@ -243,7 +243,7 @@ class FastPath:
         attributes ``prompt`` and ``completion``); ``msgspec.to_builtins`` of it is
         what ``vouch`` returns."""
 
-    def vouch_ids(self, lines: list[bytes], block: bytes) -> list[str | None]:
+    def vouch_ids(self, lines: list[bytes], block: bytes | memoryview) -> list[str | None]:
         """``vouch_id`` of each of ``lines``, all of them parts of ``block``.
 
         One search of the whole block for an escape that could spell a colon
