@@ -52,6 +52,10 @@ CHUNK_BYTES = 4 << 20
 MIN_BYTES_PER_JOB = 16 << 20
 """The default ``--jobs`` gives each worker at least this much of the file."""
 
+DIGEST_BITS = 32
+"""Bits of an id's digest the parent's table compares (tests lower it to make ids
+collide: the verdicts must stay the same, decided on the real ids)."""
+
 FAST_PATH_MIN_BYTES = 256 << 10
 """Input smaller than this skips the fast path: building its decoders (and
 importing msgspec) costs more than it saves on a few hundred lines."""
@@ -476,6 +480,15 @@ def iter_problems(
             bounds = chunk_bounds(path, tally.size, chunk_bytes)
         if bounds is None:
             fast_path = None
+            # With the digest table, a block's ids go to it as digests (computed in C
+            # from the list the block's check built), as a worker sends them: no joined
+            # string of ids to split into a million str objects again.
+            digest = None
+            if isinstance(seen, DigestIdTable):
+                from evalspec.validation.fast import compiled_core
+
+                core = compiled_core()
+                digest = None if core is None else core.id_digests
             # One read buffer for the whole file: each block is checked and resolved
             # (duplicates' lines read back from it) before the next read.
             for start, data in _reused_blocks(f, chunk_bytes):
@@ -491,7 +504,7 @@ def iter_problems(
 
                     fast_path = FastPath(spec)  # the same verdicts, sooner on big input
                 # Numbered as they are reported: no error record is built twice.
-                result = check_block(data, start, spec, fast_path, first_line)
+                result = check_block(data, start, spec, fast_path, first_line, digest)
                 if start == 0 and isinstance(seen, DigestIdTable):
                     seen.reserve(_expected_ids(result, tally.size))
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
@@ -582,7 +595,7 @@ def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
         task_id: str = outcome[0]["task_id"]
         return task_id
 
-    return DigestIdTable(id_at, core.DigestTable())
+    return DigestIdTable(id_at, core.DigestTable(weak_bits=DIGEST_BITS))
 
 
 def _in_block(data: bytes | memoryview, start: int) -> Callable[[int], bytes]:

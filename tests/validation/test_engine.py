@@ -171,6 +171,29 @@ def test_a_serial_run_reports_duplicates_from_the_reused_buffer(
     assert reported == _expected(path, registry)
 
 
+@pytest.mark.skipif(compiled_core() is None, reason="the digest table is the compiled core's")
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("bits", [2, 8])
+def test_colliding_digests_leave_the_output_unchanged(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch, jobs: int, bits: int
+) -> None:
+    """The parent's digest table cut to 2 or 8 bits: nearly every id meets another's
+    digest, and each is decided on the real ids (read again from the file), in this
+    process and from the digests workers send."""
+    from evalspec.validation import engine
+
+    path = tmp_path / "tasks.jsonl"
+    prompt = "Compute: 1 + 1, then say it again. " * 8 + "\nAnswer:"
+    lines = [_line(f"id{i}", prompt=prompt) for i in range(2000)]
+    lines += [_line(f"id{i}") for i in range(0, 2000, 97)] + [_line("x", prompt="")]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert path.stat().st_size > 2 * FAST_PATH_MIN_BYTES
+    monkeypatch.setattr(engine, "DIGEST_BITS", bits)
+    reported = list(iter_problems(str(path), jobs=jobs, chunk_bytes=64 << 10))
+    assert sum(r.errors[0].rule == "duplicate_task_id" for r in reported) == 21
+    assert reported == _expected(path, registry)
+
+
 @given(lines=st.lists(st.binary(max_size=20).map(lambda b: b.replace(b"\n", b"")), max_size=30))
 def test_chunk_bounds_are_line_starts(
     tmp_path_factory: pytest.TempPathFactory, lines: list[bytes]
