@@ -363,7 +363,9 @@ def _reused_blocks(
                 yield start, OverlongLine(bytes(view[: min(80, have)]))
                 return
             if have == len(buf):
-                grown = bytearray(2 * len(buf))
+                # Never past limit + 1 bytes: the next read then fills it, and a line
+                # still unended is over the limit (/dev/zero costs 1.5x the limit).
+                grown = bytearray(min(2 * len(buf), limit + 1))
                 grown[:have] = view[:have]
                 buf, view = grown, memoryview(grown)
             continue
