@@ -474,6 +474,56 @@ static PyObject *id_digests(PyObject *self, PyObject *ids) {
     return out;
 }
 
+/* merged_digests(ids, digests): the digests of the valid lines, in order: digests[i]
+ * (native uint32) where ids[i] is True, the digest of ids[i] where it is a str, none
+ * where it is None. What block_digests() leaves, resolved in Python, made whole. */
+static PyObject *merged_digests(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer sums;
+    PyObject *ids, *out = NULL;
+    Py_ssize_t i, n, k = 0;
+    (void)self;
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "merged_digests(ids: list, digests: bytes)");
+        return NULL;
+    }
+    ids = args[0];
+    if (PyObject_GetBuffer(args[1], &sums, PyBUF_SIMPLE) < 0)
+        return NULL;
+    n = PyList_GET_SIZE(ids);
+    if (sums.len != n * (Py_ssize_t)sizeof(uint32_t)) {
+        PyErr_SetString(PyExc_ValueError, "digests: 4 bytes for each item of ids");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
+    if (out == NULL)
+        goto done;
+    for (i = 0; i < n && i < PyList_GET_SIZE(ids); i++) {
+        PyObject *item = PyList_GET_ITEM(ids, i);
+        uint32_t digest;
+        if (item == Py_None)
+            continue;
+        if (item == Py_True) {
+            memcpy(&digest, (const char *)sums.buf + i * (Py_ssize_t)sizeof(uint32_t),
+                   sizeof(digest));
+        } else {
+            int64_t h = full_digest(item); /* a TypeError for anything but a str */
+            if (h < 0) {
+                Py_CLEAR(out);
+                goto done;
+            }
+            digest = (uint32_t)h;
+        }
+        memcpy(PyBytes_AS_STRING(out) + k * (Py_ssize_t)sizeof(uint32_t), &digest,
+               sizeof(digest));
+        k++;
+    }
+    if (_PyBytes_Resize(&out, k * (Py_ssize_t)sizeof(uint32_t)) < 0)
+        out = NULL;
+done:
+    PyBuffer_Release(&sums);
+    return out;
+}
+
 static uint32_t slot_tag(uint64_t slot) { return (uint32_t)(slot >> 32); }
 
 /* The first slot to probe for a digest: its mix scaled to the slots (n_slots <= 2**32,
@@ -1426,10 +1476,13 @@ static int vouch_line(const Voucher *v, Scan *s, const unsigned char *raw, const
     return 1;
 }
 
-static PyObject *Voucher_block(Voucher *v, PyObject *data) {
+/* block() and block_digests(): with `digests`, a vouched line whose id holds no
+ * escape gets True and its id's digest (from the raw bytes, as full_digest() computes
+ * it from the str: the same UTF-8 bytes), not a str; an escaped id still gets its str. */
+static PyObject *voucher_block(Voucher *v, PyObject *data, int digests) {
     Py_buffer view;
     const unsigned char *p, *end, *nl;
-    PyObject *ids = NULL, *lengths = NULL, *result = NULL;
+    PyObject *ids = NULL, *lengths = NULL, *sums = NULL, *result = NULL;
     Key small_keys[SMALL_KEYS];
     char small_scratch[SMALL_SCRATCH];
     Scan s;
@@ -1457,6 +1510,13 @@ static PyObject *Voucher_block(Voucher *v, PyObject *data) {
     lengths = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     if (ids == NULL || lengths == NULL)
         goto done;
+    if (digests) {
+        sums = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
+        if (sums == NULL)
+            goto done;
+        if (n)
+            memset(PyBytes_AS_STRING(sums), 0, (size_t)n * sizeof(uint32_t));
+    }
     p = (const unsigned char *)view.buf;
     for (i = 0; i < n; i++) {
         const unsigned char *stop;
@@ -1470,16 +1530,25 @@ static PyObject *Voucher_block(Voucher *v, PyObject *data) {
                sizeof(length));
         if (vouch_line(v, &s, p, stop, &id)) {
             const char *text = id.scratch ? s.scratch + id.off : (const char *)p + id.off;
-            got = PyUnicode_DecodeUTF8(text, (Py_ssize_t)id.len, NULL);
-            if (got == NULL)
-                goto done;
+            if (sums != NULL && !id.scratch) {
+                uint64_t h = hash_bytes((const unsigned char *)text, id.len);
+                uint32_t digest = (uint32_t)(h ^ (h >> 32));
+                memcpy(PyBytes_AS_STRING(sums) + i * (Py_ssize_t)sizeof(uint32_t), &digest,
+                       sizeof(digest));
+                got = Py_True;
+                Py_INCREF(got);
+            } else {
+                got = PyUnicode_DecodeUTF8(text, (Py_ssize_t)id.len, NULL);
+                if (got == NULL)
+                    goto done;
+            }
         } else {
             Py_INCREF(Py_None);
         }
         PyList_SET_ITEM(ids, i, got);
         p = stop;
     }
-    result = PyTuple_Pack(2, ids, lengths);
+    result = sums != NULL ? PyTuple_Pack(3, ids, lengths, sums) : PyTuple_Pack(2, ids, lengths);
 done:
     if (s.heap_keys)
         free(s.keys);
@@ -1487,8 +1556,15 @@ done:
         free(s.scratch);
     Py_XDECREF(ids);
     Py_XDECREF(lengths);
+    Py_XDECREF(sums);
     PyBuffer_Release(&view);
     return result;
+}
+
+static PyObject *Voucher_block(Voucher *v, PyObject *data) { return voucher_block(v, data, 0); }
+
+static PyObject *Voucher_block_digests(Voucher *v, PyObject *data) {
+    return voucher_block(v, data, 1);
 }
 
 /* UTF-8 views of a tuple of str, kept alive by the tuple. */
@@ -1658,6 +1734,12 @@ static PyMethodDef Voucher_methods[] = {
      "(ids, lengths) of the lines of data (split at b'\\n', each keeping it): ids[i] is\n"
      "line i's task id when it is certainly a valid task, else None; lengths holds each\n"
      "line's length in bytes as native int64."},
+    {"block_digests", (PyCFunction)Voucher_block_digests, METH_O,
+     "block_digests(data, /)\n--\n\n"
+     "block(), and the ids as digests: (ids, lengths, digests), where ids[i] is True\n"
+     "when line i is vouched for and its id holds no escape (digests[i], native\n"
+     "uint32, is the id's id_digests() digest), its id (a str) when it is vouched for\n"
+     "otherwise, else None."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject VoucherType = {
@@ -1674,6 +1756,10 @@ static PyMethodDef core_methods[] = {
     {"id_digests", (PyCFunction)id_digests, METH_O,
      "id_digests(ids, /)\n--\n\n"
      "The 32-bit digests of a list of str (UTF-8, surrogatepass), as native uint32 bytes."},
+    {"merged_digests", (PyCFunction)(void (*)(void))merged_digests, METH_FASTCALL,
+     "merged_digests(ids, digests, /)\n--\n\n"
+     "The valid lines' digests in order (native uint32 bytes): digests[i] where ids[i]\n"
+     "is True, the id_digests() digest of ids[i] where it is a str, none for None."},
     {"unique_keys", (PyCFunction)(void (*)(void))unique_keys, METH_FASTCALL,
      "unique_keys(data, max_depth, /)\n--\n\n"
      "True when the JSON text ``data`` is well nested, at most ``max_depth`` deep,\n"

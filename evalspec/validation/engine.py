@@ -219,12 +219,18 @@ def check_block(
     # 2 so it is never taken for line 1. The parent renumbers, if need be.
     if origin <= 0:
         origin = 1 if start == 0 else 2
-    got: list[str | None]
+    got: list[Any]  # a str or None a line (True too, from core_block_digests)
+    line_digests = None
     if fast is not None and fast.core_block is not None:
         # The compiled core splits the block and vouches for most lines in one pass,
         # building no bytes object for them; the lines it leaves (None) are cut out
-        # of the block for the Python fast path, then the precise path.
-        got, lengths_bytes = fast.core_block(data)
+        # of the block for the Python fast path, then the precise path. When the
+        # caller keeps digests, the core answers True and the id's digest for most
+        # vouched lines, building no str for their ids either.
+        if digest is not None and fast.core_block_digests is not None:
+            got, lengths_bytes, line_digests = fast.core_block_digests(data)
+        else:
+            got, lengths_bytes = fast.core_block(data)
         lengths = array("q")
         lengths.frombytes(lengths_bytes)
         n = len(got)
@@ -270,13 +276,16 @@ def check_block(
             errors.append(LineResult(origin + i, None, outcome[1]))
     end = start + len(data)
     if digest is not None:
-        digests = digest(list(filter(None, got)))  # valid ids are never empty
+        if line_digests is not None and fast is not None and fast.merged_digests is not None:
+            digests = fast.merged_digests(got, line_digests)
+        else:
+            digests = digest(list(filter(None, got)))  # valid ids are never empty
         return ChunkResult(start, end, origin, n, n - blanks, errors, "", skipped, lengths, digests)
     ids = "\n".join(filter(None, got))
     return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
 
 
-def _nones(got: list[str | None]) -> list[int]:
+def _nones(got: list[Any]) -> list[int]:
     """The positions of ``None`` in ``got``, found in C (``list.index``)."""
     found: list[int] = []
     i = -1

@@ -40,6 +40,13 @@ def vouch(raw: bytes, counts: dict[str, int]) -> None:
     line = raw.replace(b"\n", b" ")
     ids, lengths = VOUCHER.block(line)
     assert len(ids) == (1 if line else 0) and len(lengths) == 8 * len(ids)
+    flags, lengths2, sums = VOUCHER.block_digests(line)  # True and a digest, or block's answer
+    assert lengths2 == lengths and len(sums) == 4 * len(ids)
+    if ids and flags[0] is True:
+        assert ids[0] is not None and sums == _core.id_digests([ids[0]]), line[:300]
+    else:
+        assert flags == ids, line[:300]
+    assert _core.merged_digests(flags, sums) == _core.id_digests([x for x in ids if x is not None])
     if not ids or ids[0] is None:
         return
     outcome = line_outcome(2, line, SPEC)
