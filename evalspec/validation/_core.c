@@ -376,21 +376,31 @@ static PyObject *unique_keys_colliding(PyObject *self, PyObject *const *args, Py
 
 /* -- DigestTable: task ids as fixed-size digests ------------------------------------
  *
- * The validator's table of task ids, 16 bytes a slot: the first line that used
- * an id and that line's byte offset, with 32 bits of the id's digest kept in the
- * top 16 bits of each (lines and offsets stay below 2**48). Open addressing,
- * linear probing, at most 3/4 full. A digest match is only a candidate: the caller
- * re-reads the first line at its offset and compares the real ids (an exact
- * verdict), inserting the id with insert() when they differ.
+ * The validator's table of task ids, 8 bytes a slot: 32 bits of the id's digest
+ * and the 32-bit number of the first line that used it (0: an empty slot). Open
+ * addressing, linear probing, at most 4/5 full. The number of slots is not a power
+ * of two (a home slot is the mixed digest times the slots, over 2**32), so a table
+ * reserved for n ids takes 1.25 n slots, not the next power of two above 4/3 n:
+ * ~10 MiB at a million ids instead of 16. The
+ * lines' byte offsets are not kept per id (that was 8 more bytes a slot): for every
+ * 64 lines, `marks` keeps the offset of the first line of those 64 that holds an
+ * id, so any id's line is found again from its mark by skipping at most 63 lines
+ * (~0.25 bytes an id). A digest match is only a candidate: the caller re-reads the
+ * first line and compares the real ids (an exact verdict), inserting the id with
+ * insert() when they differ.
  */
 
 #define LOW48 ((((uint64_t)1) << 48) - 1)
+#define MARK_BITS 6 /* a mark per 64 lines */
+#define MARK_NONE UINT64_MAX
 
 typedef struct {
     PyObject_HEAD
-    uint64_t *slots; /* 2 words a slot: line | tag_hi << 48, offset | tag_lo << 48 */
-    size_t mask;     /* slots - 1 (a power of two) */
+    uint64_t *slots; /* a word a slot: line | tag << 32 */
+    size_t n_slots;  /* any size: an id's home slot is its mixed digest scaled to it */
     size_t used;
+    uint64_t *marks; /* per 64 lines: offset << 6 | line % 64 of its first line in the table */
+    size_t n_marks;
     uint32_t weak;   /* keep only the low `weak` bits of a digest (tests: collisions) */
 } DigestTable;
 
@@ -464,30 +474,90 @@ static PyObject *id_digests(PyObject *self, PyObject *ids) {
     return out;
 }
 
-static uint32_t slot_tag(const uint64_t *slot) {
-    return (uint32_t)(((slot[0] >> 48) << 16) | (slot[1] >> 48));
+/* merged_digests(ids, digests): the digests of the valid lines, in order: digests[i]
+ * (native uint32) where ids[i] is True, the digest of ids[i] where it is a str, none
+ * where it is None. What block_digests() leaves, resolved in Python, made whole. */
+static PyObject *merged_digests(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer sums;
+    PyObject *ids, *out = NULL;
+    Py_ssize_t i, n, k = 0;
+    (void)self;
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "merged_digests(ids: list, digests: bytes)");
+        return NULL;
+    }
+    ids = args[0];
+    if (PyObject_GetBuffer(args[1], &sums, PyBUF_SIMPLE) < 0)
+        return NULL;
+    n = PyList_GET_SIZE(ids);
+    if (sums.len != n * (Py_ssize_t)sizeof(uint32_t)) {
+        PyErr_SetString(PyExc_ValueError, "digests: 4 bytes for each item of ids");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
+    if (out == NULL)
+        goto done;
+    for (i = 0; i < n && i < PyList_GET_SIZE(ids); i++) {
+        PyObject *item = PyList_GET_ITEM(ids, i);
+        uint32_t digest;
+        if (item == Py_None)
+            continue;
+        if (item == Py_True) {
+            memcpy(&digest, (const char *)sums.buf + i * (Py_ssize_t)sizeof(uint32_t),
+                   sizeof(digest));
+        } else {
+            int64_t h = full_digest(item); /* a TypeError for anything but a str */
+            if (h < 0) {
+                Py_CLEAR(out);
+                goto done;
+            }
+            digest = (uint32_t)h;
+        }
+        memcpy(PyBytes_AS_STRING(out) + k * (Py_ssize_t)sizeof(uint32_t), &digest,
+               sizeof(digest));
+        k++;
+    }
+    if (_PyBytes_Resize(&out, k * (Py_ssize_t)sizeof(uint32_t)) < 0)
+        out = NULL;
+done:
+    PyBuffer_Release(&sums);
+    return out;
 }
+
+static uint32_t slot_tag(uint64_t slot) { return (uint32_t)(slot >> 32); }
+
+/* The first slot to probe for a digest: its mix scaled to the slots (n_slots <= 2**32,
+ * so the product fits 64 bits). */
+static size_t home_slot(const DigestTable *t, uint32_t tag) {
+    return (size_t)(((uint64_t)mix32(tag) * (uint64_t)t->n_slots) >> 32);
+}
+
+static size_t next_slot(const DigestTable *t, size_t at) {
+    return at + 1 == t->n_slots ? 0 : at + 1;
+}
+
+/* Whether `used` entries fit n_slots at most 4/5 full (at least one slot stays empty,
+ * which ends every probe). */
+static int fits(size_t used, size_t n_slots) { return used * 5 <= n_slots * 4; }
 
 static int table_resize(DigestTable *t, size_t n_slots) {
     uint64_t *old = t->slots, *fresh;
-    size_t old_n = t->slots ? t->mask + 1 : 0, i;
-    if (n_slots > ((size_t)-1) / 16 || n_slots > (((size_t)1) << 32))
+    size_t old_n = t->slots ? t->n_slots : 0, i;
+    if (n_slots > ((size_t)-1) / 8 || (uint64_t)n_slots > (((uint64_t)1) << 32))
         return 0;
-    fresh = calloc(n_slots, 2 * sizeof(uint64_t));
+    fresh = calloc(n_slots, sizeof(uint64_t));
     if (fresh == NULL)
         return 0;
     t->slots = fresh;
-    t->mask = n_slots - 1;
+    t->n_slots = n_slots;
     for (i = 0; i < old_n; i++) {
-        const uint64_t *slot = old + 2 * i;
         size_t at;
-        if (slot[0] == 0)
+        if (old[i] == 0)
             continue;
-        at = mix32(slot_tag(slot)) & t->mask;
-        while (t->slots[2 * at] != 0)
-            at = (at + 1) & t->mask;
-        t->slots[2 * at] = slot[0];
-        t->slots[2 * at + 1] = slot[1];
+        at = home_slot(t, slot_tag(old[i]));
+        while (t->slots[at] != 0)
+            at = next_slot(t, at);
+        t->slots[at] = old[i];
     }
     free(old);
     return 1;
@@ -495,30 +565,58 @@ static int table_resize(DigestTable *t, size_t n_slots) {
 
 /* Whether an entry with this digest is present. */
 static int table_has(DigestTable *t, uint32_t tag) {
-    size_t at = mix32(tag) & t->mask;
-    while (t->slots[2 * at] != 0) {
-        if (slot_tag(t->slots + 2 * at) == tag)
+    size_t at = home_slot(t, tag);
+    while (t->slots[at] != 0) {
+        if (slot_tag(t->slots[at]) == tag)
             return 1;
-        at = (at + 1) & t->mask;
+        at = next_slot(t, at);
     }
     return 0;
 }
 
+/* Keep `offset` as the mark of line's 64 lines if it is the first of them seen. */
+static int table_mark(DigestTable *t, uint64_t line, uint64_t offset) {
+    size_t b = (size_t)(line >> MARK_BITS), i;
+    uint64_t low = line & ((1u << MARK_BITS) - 1), *mark;
+    if (b >= t->n_marks) {
+        size_t n = t->n_marks ? t->n_marks : 256;
+        uint64_t *grown;
+        while (n <= b)
+            n *= 2;
+        grown = realloc(t->marks, n * sizeof(uint64_t));
+        if (grown == NULL)
+            return 0;
+        for (i = t->n_marks; i < n; i++)
+            grown[i] = MARK_NONE;
+        t->marks = grown;
+        t->n_marks = n;
+    }
+    mark = t->marks + b;
+    /* Lines usually come in increasing order; an earlier one replaces the mark, so a
+     * mark is never after a line of its 64 that the table holds. */
+    if (*mark == MARK_NONE || (*mark & ((1u << MARK_BITS) - 1)) > low)
+        *mark = (offset << MARK_BITS) | low;
+    return 1;
+}
+
 static int table_put(DigestTable *t, uint32_t tag, long long line, long long offset) {
     size_t at;
-    if (line <= 0 || offset < 0 || (uint64_t)line > LOW48 || (uint64_t)offset > LOW48) {
-        PyErr_SetString(PyExc_OverflowError, "line numbers 1 to 2**48-1, offsets 0 to 2**48-1");
+    if (line <= 0 || offset < 0 || (uint64_t)line > UINT32_MAX || (uint64_t)offset > LOW48) {
+        PyErr_SetString(PyExc_OverflowError, "line numbers 1 to 2**32-1, offsets 0 to 2**48-1");
         return 0;
     }
-    if ((t->used + 1) * 4 > (t->mask + 1) * 3 && !table_resize(t, 2 * (t->mask + 1))) {
+    if (!fits(t->used + 1, t->n_slots) && !table_resize(t, 2 * t->n_slots)) {
         PyErr_NoMemory();
         return 0;
     }
-    at = mix32(tag) & t->mask;
-    while (t->slots[2 * at] != 0)
-        at = (at + 1) & t->mask;
-    t->slots[2 * at] = (uint64_t)line | ((uint64_t)(tag >> 16) << 48);
-    t->slots[2 * at + 1] = (uint64_t)offset | ((uint64_t)(tag & 0xFFFF) << 48);
+    if (!table_mark(t, (uint64_t)line, (uint64_t)offset)) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    at = home_slot(t, tag);
+    while (t->slots[at] != 0)
+        at = next_slot(t, at);
+    t->slots[at] = (uint64_t)line | ((uint64_t)tag << 32);
     t->used++;
     return 1;
 }
@@ -622,20 +720,25 @@ static PyObject *DigestTable_find(DigestTable *t, PyObject *id) {
     found = PyList_New(0);
     if (found == NULL)
         return NULL;
-    at = mix32((uint32_t)digest) & t->mask;
-    while (t->slots[2 * at] != 0) {
-        const uint64_t *slot = t->slots + 2 * at;
+    at = home_slot(t, (uint32_t)digest);
+    while (t->slots[at] != 0) {
+        uint64_t slot = t->slots[at];
         if (slot_tag(slot) == (uint32_t)digest) {
-            PyObject *pair = Py_BuildValue("(KK)", (unsigned long long)(slot[0] & LOW48),
-                                           (unsigned long long)(slot[1] & LOW48));
-            if (pair == NULL || PyList_Append(found, pair) < 0) {
-                Py_XDECREF(pair);
+            uint64_t line = slot & UINT32_MAX, mark, low = line & ((1u << MARK_BITS) - 1);
+            PyObject *triple;
+            /* Every line in the table has set or kept its mark, at or before it. */
+            mark = t->marks[line >> MARK_BITS];
+            triple = Py_BuildValue("(KKK)", (unsigned long long)line,
+                                   (unsigned long long)(mark >> MARK_BITS),
+                                   (unsigned long long)(low - (mark & ((1u << MARK_BITS) - 1))));
+            if (triple == NULL || PyList_Append(found, triple) < 0) {
+                Py_XDECREF(triple);
                 Py_DECREF(found);
                 return NULL;
             }
-            Py_DECREF(pair);
+            Py_DECREF(triple);
         }
-        at = (at + 1) & t->mask;
+        at = next_slot(t, at);
     }
     return found;
 }
@@ -661,27 +764,27 @@ static PyObject *DigestTable_insert(DigestTable *t, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
-/* reserve(n): room for n entries in all (at most 3/4 full) in one resize, so a
- * table that will hold n never holds its old and new slots at once later. */
+/* reserve(n): room for n entries in all (at most 4/5 full) in one resize, so a
+ * table that will hold n never holds its old and new slots at once later; sized
+ * to n exactly (1.25 n slots), not rounded up to a power of two. */
 static PyObject *DigestTable_reserve(DigestTable *t, PyObject *arg) {
     Py_ssize_t n = PyLong_AsSsize_t(arg);
-    size_t slots = t->mask + 1;
+    size_t slots;
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 0 || (size_t)n > (((size_t)1) << 31)) {
         PyErr_SetString(PyExc_ValueError, "reserve: 0 to 2**31 entries");
         return NULL;
     }
-    while ((size_t)n * 4 > slots * 3)
-        slots *= 2;
-    if (slots > t->mask + 1 && !table_resize(t, slots))
+    slots = ((size_t)n * 5 + 3) / 4;
+    if (slots > t->n_slots && !table_resize(t, slots))
         return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
 static PyObject *DigestTable_nbytes(DigestTable *t, void *closure) {
     (void)closure;
-    return PyLong_FromSize_t((t->mask + 1) * 2 * sizeof(uint64_t));
+    return PyLong_FromSize_t(t->n_slots * sizeof(uint64_t) + t->n_marks * sizeof(uint64_t));
 }
 
 static Py_ssize_t DigestTable_len(DigestTable *t) { return (Py_ssize_t)t->used; }
@@ -702,6 +805,8 @@ static PyObject *DigestTable_new(PyTypeObject *type, PyObject *args, PyObject *k
     t->weak = weak;
     t->slots = NULL;
     t->used = 0;
+    t->marks = NULL;
+    t->n_marks = 0;
     if (!table_resize(t, 1024)) {
         Py_DECREF(t);
         return PyErr_NoMemory();
@@ -711,6 +816,7 @@ static PyObject *DigestTable_new(PyTypeObject *type, PyObject *args, PyObject *k
 
 static void DigestTable_dealloc(DigestTable *t) {
     free(t->slots);
+    free(t->marks);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -725,7 +831,8 @@ static PyMethodDef DigestTable_methods[] = {
     {"reserve", (PyCFunction)DigestTable_reserve, METH_O,
      "reserve(n, /)\n--\n\nRoom for n entries in all, in one resize."},
     {"find", (PyCFunction)DigestTable_find, METH_O,
-     "find(task_id, /)\n--\n\n(line, offset) of every entry whose digest is task_id's."},
+     "find(task_id, /)\n--\n\n(line, offset, skip) of every entry whose digest is task_id's: its line\n"
+     "starts skip lines after the line at byte offset."},
     {"insert", (PyCFunction)(void (*)(void))DigestTable_insert, METH_FASTCALL,
      "insert(task_id, line, offset, /)\n--\n\nInsert an id whose digest is not new."},
     {NULL, NULL, 0, NULL}};
@@ -740,7 +847,7 @@ static PyTypeObject DigestTableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "evalspec.validation._core.DigestTable",
     .tp_basicsize = sizeof(DigestTable),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Task ids as 32-bit digests with their first line and offset.",
+    .tp_doc = "Task ids as 32-bit digests with their first line (8 bytes a slot).",
     .tp_new = DigestTable_new,
     .tp_dealloc = (destructor)DigestTable_dealloc,
     .tp_methods = DigestTable_methods,
@@ -1369,10 +1476,13 @@ static int vouch_line(const Voucher *v, Scan *s, const unsigned char *raw, const
     return 1;
 }
 
-static PyObject *Voucher_block(Voucher *v, PyObject *data) {
+/* block() and block_digests(): with `digests`, a vouched line whose id holds no
+ * escape gets True and its id's digest (from the raw bytes, as full_digest() computes
+ * it from the str: the same UTF-8 bytes), not a str; an escaped id still gets its str. */
+static PyObject *voucher_block(Voucher *v, PyObject *data, int digests) {
     Py_buffer view;
     const unsigned char *p, *end, *nl;
-    PyObject *ids = NULL, *lengths = NULL, *result = NULL;
+    PyObject *ids = NULL, *lengths = NULL, *sums = NULL, *result = NULL;
     Key small_keys[SMALL_KEYS];
     char small_scratch[SMALL_SCRATCH];
     Scan s;
@@ -1400,6 +1510,13 @@ static PyObject *Voucher_block(Voucher *v, PyObject *data) {
     lengths = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     if (ids == NULL || lengths == NULL)
         goto done;
+    if (digests) {
+        sums = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
+        if (sums == NULL)
+            goto done;
+        if (n)
+            memset(PyBytes_AS_STRING(sums), 0, (size_t)n * sizeof(uint32_t));
+    }
     p = (const unsigned char *)view.buf;
     for (i = 0; i < n; i++) {
         const unsigned char *stop;
@@ -1413,16 +1530,25 @@ static PyObject *Voucher_block(Voucher *v, PyObject *data) {
                sizeof(length));
         if (vouch_line(v, &s, p, stop, &id)) {
             const char *text = id.scratch ? s.scratch + id.off : (const char *)p + id.off;
-            got = PyUnicode_DecodeUTF8(text, (Py_ssize_t)id.len, NULL);
-            if (got == NULL)
-                goto done;
+            if (sums != NULL && !id.scratch) {
+                uint64_t h = hash_bytes((const unsigned char *)text, id.len);
+                uint32_t digest = (uint32_t)(h ^ (h >> 32));
+                memcpy(PyBytes_AS_STRING(sums) + i * (Py_ssize_t)sizeof(uint32_t), &digest,
+                       sizeof(digest));
+                got = Py_True;
+                Py_INCREF(got);
+            } else {
+                got = PyUnicode_DecodeUTF8(text, (Py_ssize_t)id.len, NULL);
+                if (got == NULL)
+                    goto done;
+            }
         } else {
             Py_INCREF(Py_None);
         }
         PyList_SET_ITEM(ids, i, got);
         p = stop;
     }
-    result = PyTuple_Pack(2, ids, lengths);
+    result = sums != NULL ? PyTuple_Pack(3, ids, lengths, sums) : PyTuple_Pack(2, ids, lengths);
 done:
     if (s.heap_keys)
         free(s.keys);
@@ -1430,8 +1556,15 @@ done:
         free(s.scratch);
     Py_XDECREF(ids);
     Py_XDECREF(lengths);
+    Py_XDECREF(sums);
     PyBuffer_Release(&view);
     return result;
+}
+
+static PyObject *Voucher_block(Voucher *v, PyObject *data) { return voucher_block(v, data, 0); }
+
+static PyObject *Voucher_block_digests(Voucher *v, PyObject *data) {
+    return voucher_block(v, data, 1);
 }
 
 /* UTF-8 views of a tuple of str, kept alive by the tuple. */
@@ -1601,6 +1734,12 @@ static PyMethodDef Voucher_methods[] = {
      "(ids, lengths) of the lines of data (split at b'\\n', each keeping it): ids[i] is\n"
      "line i's task id when it is certainly a valid task, else None; lengths holds each\n"
      "line's length in bytes as native int64."},
+    {"block_digests", (PyCFunction)Voucher_block_digests, METH_O,
+     "block_digests(data, /)\n--\n\n"
+     "block(), and the ids as digests: (ids, lengths, digests), where ids[i] is True\n"
+     "when line i is vouched for and its id holds no escape (digests[i], native\n"
+     "uint32, is the id's id_digests() digest), its id (a str) when it is vouched for\n"
+     "otherwise, else None."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject VoucherType = {
@@ -1617,6 +1756,10 @@ static PyMethodDef core_methods[] = {
     {"id_digests", (PyCFunction)id_digests, METH_O,
      "id_digests(ids, /)\n--\n\n"
      "The 32-bit digests of a list of str (UTF-8, surrogatepass), as native uint32 bytes."},
+    {"merged_digests", (PyCFunction)(void (*)(void))merged_digests, METH_FASTCALL,
+     "merged_digests(ids, digests, /)\n--\n\n"
+     "The valid lines' digests in order (native uint32 bytes): digests[i] where ids[i]\n"
+     "is True, the id_digests() digest of ids[i] where it is a str, none for None."},
     {"unique_keys", (PyCFunction)(void (*)(void))unique_keys, METH_FASTCALL,
      "unique_keys(data, max_depth, /)\n--\n\n"
      "True when the JSON text ``data`` is well nested, at most ``max_depth`` deep,\n"

@@ -50,6 +50,10 @@ CHUNK_BYTES = 4 << 20
 MIN_BYTES_PER_JOB = 16 << 20
 """The default ``--jobs`` gives each worker at least this much of the file."""
 
+DIGEST_BITS = 32
+"""Bits of an id's digest the parent's table compares (tests lower it to make ids
+collide: the verdicts must stay the same, decided on the real ids)."""
+
 FAST_PATH_MIN_BYTES = 256 << 10
 """Input smaller than this skips the fast path: building its decoders (and
 importing msgspec) costs more than it saves on a few hundred lines."""
@@ -199,7 +203,7 @@ def check_chunk(
 
 
 def check_block(
-    data: bytes,
+    data: bytes | memoryview,
     start: int,
     spec: AnySpec,
     fast: FastPath | None,
@@ -208,24 +212,34 @@ def check_block(
 ) -> ChunkResult:
     """Stages 1-5 on ``data``: whole lines that start at byte ``start`` of the file,
     numbered from ``origin`` when it is known (a worker does not know it). With
-    ``digest`` (``_core.id_digests``) the result carries the ids' digests, not the ids."""
+    ``digest`` (``_core.id_digests``) the result carries the ids' digests, not the ids.
+    ``data`` may be a view of a buffer read again later (:func:`_reused_blocks`): no
+    part of it is kept, the lines handed on are copies."""
     # Line 1 may carry a BOM; any other chunk's first line is numbered (at least)
     # 2 so it is never taken for line 1. The parent renumbers, if need be.
     if origin <= 0:
         origin = 1 if start == 0 else 2
-    got: list[str | None]
+    got: list[Any]  # a str or None a line (True too, from core_block_digests)
+    line_digests = None
     if fast is not None and fast.core_block is not None:
         # The compiled core splits the block and vouches for most lines in one pass,
         # building no bytes object for them; the lines it leaves (None) are cut out
-        # of the block for the Python fast path, then the precise path.
-        got, lengths_bytes = fast.core_block(data)
+        # of the block for the Python fast path, then the precise path. When the
+        # caller keeps digests, the core answers True and the id's digest for most
+        # vouched lines, building no str for their ids either.
+        if digest is not None and fast.core_block_digests is not None:
+            got, lengths_bytes, line_digests = fast.core_block_digests(data)
+        else:
+            got, lengths_bytes = fast.core_block(data)
         lengths = array("q")
         lengths.frombytes(lengths_bytes)
         n = len(got)
         starts = list(itertools.accumulate(lengths, initial=0))
 
         def line(i: int) -> bytes:
-            return data[starts[i] : starts[i + 1]]
+            # bytes() of a bytes slice is that slice; of a view, its copy (the buffer
+            # is read into again, and error records keep their line's text).
+            return bytes(data[starts[i] : starts[i + 1]])
 
         vouch_id = fast.vouch_id
         for i in _nones(got):
@@ -262,13 +276,16 @@ def check_block(
             errors.append(LineResult(origin + i, None, outcome[1]))
     end = start + len(data)
     if digest is not None:
-        digests = digest(list(filter(None, got)))  # valid ids are never empty
+        if line_digests is not None and fast is not None and fast.merged_digests is not None:
+            digests = fast.merged_digests(got, line_digests)
+        else:
+            digests = digest(list(filter(None, got)))  # valid ids are never empty
         return ChunkResult(start, end, origin, n, n - blanks, errors, "", skipped, lengths, digests)
     ids = "\n".join(filter(None, got))
     return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
 
 
-def _nones(got: list[str | None]) -> list[int]:
+def _nones(got: list[Any]) -> list[int]:
     """The positions of ``None`` in ``got``, found in C (``list.index``)."""
     found: list[int] = []
     i = -1
@@ -322,9 +339,68 @@ def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
         start += len(block)
 
 
-def _first_overlong(block: bytes, limit: int) -> int | None:
+def _reused_blocks(
+    stream: io.BufferedIOBase, block_bytes: int
+) -> Iterator[tuple[int, memoryview | OverlongLine]]:
+    """:func:`_blocks`, read into one buffer: each block is a view of it, good until the
+    next block is asked for (the caller copies what it keeps).
+
+    A fresh bytes object per read (and another for each join with the previous
+    read's unfinished line) costs the peak of two or three blocks at once, and a
+    page fault per 4 KiB of the file: glibc hands each freed block back to the
+    kernel. Here the one buffer is touched once; the unfinished line moves to its
+    front. A line longer than the buffer grows it (a new buffer: the caller's last
+    view still points into the old one); it shrinks back after that line.
+    """
+    limit = max_line_bytes()
+    size = max(1, block_bytes)
+    buf = bytearray(size)
+    view = memoryview(buf)
+    have = 0  # bytes at buf's front not yet handed out: the start of an unended line
+    start = 0
+    while True:
+        got = stream.readinto(view[have:])
+        cut = have
+        if got:
+            have += got
+            cut = buf.rfind(b"\n", 0, have) + 1
+        elif not have:
+            return
+        # else the end of the stream: the last line, without its newline, is a block
+        if cut == 0:  # no line ends in the buffer
+            if have > limit:
+                yield start, OverlongLine(bytes(view[: min(80, have)]))
+                return
+            if have == len(buf):
+                # Never past limit + 1 bytes: the next read then fills it, and a line
+                # still unended is over the limit (/dev/zero costs 1.5x the limit).
+                grown = bytearray(min(2 * len(buf), limit + 1))
+                grown[:have] = view[:have]
+                buf, view = grown, memoryview(grown)
+            continue
+        over = _first_overlong(view[:cut], limit) if cut > limit else None
+        if over is not None:
+            if over:
+                yield start, view[:over]
+            yield start + over, OverlongLine(bytes(view[over : min(over + 80, cut)]))
+            return
+        yield start, view[:cut]
+        if not got:
+            return
+        start += cut
+        rest = bytes(view[cut:have])  # a copy: the two spans may overlap
+        if len(buf) > size and len(rest) < size:  # a long line is over: back to size
+            buf = bytearray(size)
+            view = memoryview(buf)
+        buf[: len(rest)] = rest
+        have = len(rest)
+
+
+def _first_overlong(block: bytes | memoryview, limit: int) -> int | None:
     """The offset of the first line of ``block`` longer than ``limit`` bytes, if any."""
     offset = 0
+    if isinstance(block, memoryview):
+        block = bytes(block)  # only for blocks over the limit (64 MiB by default)
     for line in block.split(b"\n"):
         if len(line) > limit:
             return offset
@@ -415,7 +491,18 @@ def iter_problems(
             bounds = chunk_bounds(path, tally.size, chunk_bytes)
         if bounds is None:
             fast_path = None
-            for start, data in _blocks(f, chunk_bytes):
+            # With the digest table, a block's ids go to it as digests (computed in C
+            # from the list the block's check built), as a worker sends them: no joined
+            # string of ids to split into a million str objects again.
+            digest = None
+            if isinstance(seen, DigestIdTable):
+                from evalspec.validation.fast import compiled_core
+
+                core = compiled_core()
+                digest = None if core is None else core.id_digests
+            # One read buffer for the whole file: each block is checked and resolved
+            # (duplicates' lines read back from it) before the next read.
+            for start, data in _reused_blocks(f, chunk_bytes):
                 if isinstance(data, OverlongLine):
                     from evalspec.validation.validator import LineResult
 
@@ -428,7 +515,7 @@ def iter_problems(
 
                     fast_path = FastPath(spec)  # the same verdicts, sooner on big input
                 # Numbered as they are reported: no error record is built twice.
-                result = check_block(data, start, spec, fast_path, first_line)
+                result = check_block(data, start, spec, fast_path, first_line, digest)
                 if start == 0 and isinstance(seen, DigestIdTable):
                     seen.reserve(_expected_ids(result, tally.size))
                 yield from _resolve(result, first_line, seen, _in_block(data, start), tally)
@@ -477,18 +564,35 @@ def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
     from evalspec.validation.fast import compiled_core
 
     core = compiled_core()
-    if core is None:
+    # Its slots hold 32-bit line numbers: a file that may have 2**32 lines or more
+    # (one newline a line) keeps the dict of ids, exact too.
+    if core is None or os.fstat(f.fileno()).st_size >= 2**32 - 1:
         return None
     fd, limit = f.fileno(), max_line_bytes() + 1
     from evalspec.io.fileidentity import changed, file_signature
 
     signature = file_signature(f)
 
-    def id_at(offset: int, line: int) -> str:
+    def id_at(offset: int, skip: int, line: int) -> str:
         # The ids were read from this file's bytes as they were: rewritten since, its
         # lines could tell a repeated id from a new one wrongly.
         if file_signature(f) != signature:
             raise changed()
+        # The table keeps one offset per 64 lines: the line is `skip` lines further on.
+        # Every line before it was read whole once (none is over the limit).
+        while skip:
+            part = os.pread(fd, 1 << 16, offset)
+            cut = part.find(b"\n")
+            while cut >= 0 and skip > 1:
+                cut = part.find(b"\n", cut + 1)
+                skip -= 1
+            if not part:
+                raise changed()
+            if cut < 0:
+                offset += len(part)
+                continue
+            offset += cut + 1
+            skip -= 1
         parts = []
         got = 0
         while got < limit:
@@ -506,14 +610,23 @@ def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
         task_id: str = outcome[0]["task_id"]
         return task_id
 
-    return DigestIdTable(id_at, core.DigestTable())
+    return DigestIdTable(id_at, core.DigestTable(weak_bits=DIGEST_BITS))
 
 
-def _in_block(data: bytes, start: int) -> Callable[[int], bytes]:
+def _in_block(data: bytes | memoryview, start: int) -> Callable[[int], bytes]:
+    if isinstance(data, memoryview):
+        # A view from _reused_blocks starts at its buffer's first byte: search the buffer.
+        obj = data.obj
+        assert isinstance(obj, bytearray)
+        base: bytes | bytearray = obj
+    else:
+        base = data
+    end = len(data)
+
     def line_at(offset: int) -> bytes:
         i = offset - start
-        j = data.find(b"\n", i)
-        return data[i : j if j >= 0 else len(data)]
+        j = base.find(b"\n", i, end)
+        return bytes(data[i : j if j >= 0 else end])
 
     return line_at
 

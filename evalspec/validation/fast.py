@@ -178,6 +178,8 @@ class FastPath:
         "_vouch_id_unescaped",
         "ccore",
         "core_block",
+        "core_block_digests",
+        "merged_digests",
         "parser",
         "vouch",
         "vouch_id",
@@ -227,8 +229,9 @@ class FastPath:
         """``vouch_id(raw)``: like ``vouch``, but only the task id (for callers that
         never build the task)."""
         self._vouch_id_unescaped: Callable[[bytes], str | None] = unescaped
-        self.core_block: Callable[[bytes], tuple[list[str | None], bytes]] | None = (
-            None if core is None else core_voucher(core, legal).block
+        voucher = None if core is None else core_voucher(core, legal)
+        self.core_block: Callable[[bytes | memoryview], tuple[list[str | None], bytes]] | None = (
+            None if voucher is None else voucher.block
         )
         """With the compiled core only (else ``None``): ``core_block(data)`` splits a
         block of whole lines at ``b"\\n"`` and answers ``(ids, lengths)``: ``ids[i]``
@@ -236,6 +239,18 @@ class FastPath:
         ``vouch_id`` vouches for, with the same id), else ``None`` (ask ``vouch_id``,
         then the precise path); ``lengths`` is each line's length in bytes, its
         ``b"\\n"`` included, as native 64-bit integers."""
+        self.core_block_digests: (
+            Callable[[bytes | memoryview], tuple[list[Any], bytes, bytes]] | None
+        ) = None if voucher is None else voucher.block_digests
+        """With the compiled core only: ``core_block``, for a caller that keeps digests:
+        ``(ids, lengths, digests)``, where ``ids[i]`` is ``True`` for a vouched line whose
+        id holds no escape (no ``str`` is built for it; ``digests[i]`` is its digest)."""
+        self.merged_digests: Callable[[list[Any], bytes], bytes] | None = (
+            None if core is None else core.merged_digests
+        )
+        """With the compiled core only: ``merged_digests(ids, digests)``, the valid
+        lines' digests in order, once each line of ``core_block_digests`` left ``None``
+        holds its id if it is valid."""
         self.vouch_struct: Callable[[bytes], Any] | None = vouch_struct
         """With msgspec only (else ``None``): like ``vouch``, but the decoded
         ``msgspec.Struct`` itself, not a dict built from it (``few_shot_examples``
@@ -243,7 +258,7 @@ class FastPath:
         attributes ``prompt`` and ``completion``); ``msgspec.to_builtins`` of it is
         what ``vouch`` returns."""
 
-    def vouch_ids(self, lines: list[bytes], block: bytes) -> list[str | None]:
+    def vouch_ids(self, lines: list[bytes], block: bytes | memoryview) -> list[str | None]:
         """``vouch_id`` of each of ``lines``, all of them parts of ``block``.
 
         One search of the whole block for an escape that could spell a colon

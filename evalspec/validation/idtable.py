@@ -95,15 +95,17 @@ class IdTable:
 
 
 class DigestIdTable:
-    """Task id -> first line, as 16 bytes a slot: digests in the compiled core.
+    """Task id -> first line, as 8 bytes a slot: digests in the compiled core.
 
-    The same answers as :class:`IdTable` in a fraction of the memory (~16-32
+    The same answers as :class:`IdTable` in a fraction of the memory (~8-16
     bytes an id instead of ~130): the compiled core's ``DigestTable`` keeps a
-    32-bit digest of each id with its first line and that line's byte offset.
-    A digest seen before is only a candidate: ``id_at(offset, line)`` reads the
-    earlier line again and the real ids decide, so the verdict stays exact (a
-    digest shared by two different ids inserts the second). Needs input that
-    can be read again (a regular file), and the offset of each id's line.
+    32-bit digest of each id with its 32-bit first line, and one byte offset per
+    64 lines. A digest seen before is only a candidate: ``id_at(offset, skip,
+    line)`` reads the earlier line again (line ``line``, ``skip`` lines after the
+    line at byte ``offset``) and the real ids decide, so the verdict stays exact
+    (a digest shared by two different ids inserts the second). Needs input that
+    can be read again (a regular file) of fewer than 2**32 lines, and the offset
+    of each id's line.
     """
 
     __slots__ = ("_id_at", "_recent", "_table")
@@ -111,12 +113,12 @@ class DigestIdTable:
     needs_offsets = True
     """:meth:`add_all` wants each id's line offset."""
 
-    def __init__(self, id_at: Callable[[int, int], str], table: Any) -> None:
+    def __init__(self, id_at: Callable[[int, int, int], str], table: Any) -> None:
         """``table``: an empty ``evalspec.validation._core.DigestTable``."""
         self._table = table
         self._id_at = id_at
-        # The ids of the first lines read again lately: a file repeating one id
-        # a million times reads its first line once, not a million times.
+        # The ids of the first lines read again lately (by line number): a file
+        # repeating one id a million times reads its first line once, not a million times.
         self._recent: dict[int, str] = {}
 
     def __len__(self) -> int:
@@ -155,7 +157,7 @@ class DigestIdTable:
 
     def read_id(self, offset: int, line: int) -> str:
         """The task id of the valid line ``line``, which starts at byte ``offset``."""
-        return self._first_id(offset, line)
+        return self._first_id(offset, 0, line)
 
     @staticmethod
     def _numbers(
@@ -180,19 +182,19 @@ class DigestIdTable:
         repeats = []
         for pos in found:  # the candidates, in order
             task_id = id_of(pos)
-            for line, offset in table.find(task_id):
-                if self._first_id(offset, line) == task_id:
+            for line, offset, skip in table.find(task_id):
+                if self._first_id(offset, skip, line) == task_id:
                     repeats.append((pos, line))
                     break
             else:  # only the digest is shared: a new id after all
                 table.insert(task_id, line_of[pos], at[pos])
         return repeats
 
-    def _first_id(self, offset: int, line: int) -> str:
+    def _first_id(self, offset: int, skip: int, line: int) -> str:
         recent = self._recent
-        task_id = recent.get(offset)
+        task_id = recent.get(line)
         if task_id is None:
             if len(recent) >= 4096:
                 recent.clear()
-            task_id = recent[offset] = self._id_at(offset, line)
+            task_id = recent[line] = self._id_at(offset, skip, line)
         return task_id

@@ -40,6 +40,13 @@ def vouch(raw: bytes, counts: dict[str, int]) -> None:
     line = raw.replace(b"\n", b" ")
     ids, lengths = VOUCHER.block(line)
     assert len(ids) == (1 if line else 0) and len(lengths) == 8 * len(ids)
+    flags, lengths2, sums = VOUCHER.block_digests(line)  # True and a digest, or block's answer
+    assert lengths2 == lengths and len(sums) == 4 * len(ids)
+    if ids and flags[0] is True:
+        assert ids[0] is not None and sums == _core.id_digests([ids[0]]), line[:300]
+    else:
+        assert flags == ids, line[:300]
+    assert _core.merged_digests(flags, sums) == _core.id_digests([x for x in ids if x is not None])
     if not ids or ids[0] is None:
         return
     outcome = line_outcome(2, line, SPEC)
@@ -73,6 +80,8 @@ def tables(rng: random.Random, counts: dict[str, int]) -> None:
     alphabet = ["a", "b", "\ud800", "\U0001f600", "\x00", "é"]
     for round_ in range(60):
         table = _core.DigestTable(weak_bits=rng.choice([1, 2, 8, 32]))
+        if rng.random() < 0.5:  # sized once (1.25 slots an id, any number of slots)
+            table.reserve(rng.randint(0, 3000))
         first: dict[str, int] = {}
         line = 0
         for _ in range(rng.randint(1, 6)):
@@ -90,7 +99,11 @@ def tables(rng: random.Random, counts: dict[str, int]) -> None:
             for pos, task_id in enumerate(batch):
                 if task_id in first:
                     assert pos in candidates, (task_id, first[task_id])
-                    assert (first[task_id], 7 * first[task_id]) in table.find(task_id)
+                    # Its line, found from the mark of its 64 lines (7 bytes a line here).
+                    line_, mark, skip = next(
+                        f for f in table.find(task_id) if f[0] == first[task_id]
+                    )
+                    assert 0 <= skip < 64 and mark + 7 * skip == 7 * line_, (line_, mark, skip)
                 elif pos in candidates:
                     table.insert(task_id, lines[pos], 7 * lines[pos])
                     first[task_id] = lines[pos]

@@ -15,6 +15,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ccore_cases import HOSTILE, documents, mutations, reference, write
@@ -216,6 +217,7 @@ def _voucher_verdicts(lines: list[bytes]) -> tuple[int, int]:
         line = raw.replace(b"\n", b" ") + b"\n"
         ids, lengths = voucher.block(line)
         assert len(ids) == 1 and list(memoryview(lengths).cast("q")) == [len(line)]
+        _same_as_block_digests(voucher, line, ids, lengths)
         outcome = line_outcome(2, line, spec)
         valid = outcome is not None and not outcome[1]
         admitted += valid
@@ -224,6 +226,38 @@ def _voucher_verdicts(lines: list[bytes]) -> tuple[int, int]:
             assert outcome is not None and outcome[0]["task_id"] == ids[0], line
             vouched += 1
     return vouched, admitted
+
+
+def _same_as_block_digests(
+    voucher: Any, data: bytes, ids: list[str | None], lengths: bytes
+) -> None:
+    """block_digests answers block's verdicts: True and the id's digest (id_digests of
+    block's str) for a vouched id without an escape, block's own str otherwise."""
+    assert core is not None
+    flags, lengths2, sums = voucher.block_digests(data)
+    assert lengths2 == lengths and len(flags) == len(ids) and len(sums) == 4 * len(ids)
+    for i, (flag, task_id) in enumerate(zip(flags, ids, strict=True)):
+        if task_id is None:
+            assert flag is None
+        elif flag is True:
+            assert sums[4 * i : 4 * i + 4] == core.id_digests([task_id])
+        else:
+            assert flag == task_id and b"\\" in data  # an escaped id keeps its str
+    # Resolved as the engine resolves them: the valid lines' digests, in order.
+    assert core.merged_digests(flags, sums) == core.id_digests([x for x in ids if x is not None])
+
+
+def test_merged_digests_takes_true_str_and_none_only() -> None:
+    assert core is not None
+    sums = core.id_digests(["a", "b", "c"])
+    assert core.merged_digests([True, None, "c"], sums) == sums[:4] + sums[8:]
+    assert core.merged_digests([], b"") == b""
+    with pytest.raises(ValueError):
+        core.merged_digests([True], b"abc")
+    with pytest.raises(TypeError):
+        core.merged_digests([1], b"abcd")
+    with pytest.raises(TypeError):
+        core.merged_digests((True,), b"abcd")  # type: ignore[arg-type]
 
 
 def test_the_voucher_admits_only_what_the_precise_path_admits_on_mutated_lines() -> None:
@@ -246,6 +280,7 @@ def test_the_voucher_splits_blocks_as_readlines_does() -> None:
     valid = (REPO / "fixtures" / "tasks.jsonl").read_bytes().splitlines()[0]
     for block in (b"", b"\n", b"\n\n", b"x", valid, valid + b"\n" + valid + b"\r\n\n" + valid):
         ids, lengths = voucher.block(block)
+        _same_as_block_digests(voucher, block, ids, lengths)
         import io
 
         lines = io.BytesIO(block).readlines()

@@ -15,11 +15,13 @@ from hostile_helpers import signals_at_their_defaults
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalspec.io.linelimit import MAX_LINE_ENV, OverlongLine, bounded_lines
 from evalspec.registry.build import Registry
 from evalspec.validation.engine import (
     FAST_PATH_MIN_BYTES,
     Tally,
     _blocks,
+    _reused_blocks,
     chunk_bounds,
     default_jobs,
     iter_problems,
@@ -104,6 +106,92 @@ def test_blocks_cut_only_at_line_ends(lines: list[bytes], block: int, end: bytes
     for start, b in blocks:
         assert data[start : start + len(b)] == b
         assert start == 0 or data[start - 1 : start] == b"\n"
+
+
+@given(
+    lines=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=40),
+    block=st.integers(1, 50),
+    end=st.sampled_from([b"", b"\n"]),
+    limit=st.integers(1, 60),
+)
+def test_reused_blocks_hold_the_lines_bounded_lines_reads(
+    lines: list[bytes], block: int, end: bytes, limit: int
+) -> None:
+    """One buffer read into again: each view, copied when it comes, holds the next whole
+    lines at its offset, and a line over the limit ends them where the reference
+    reader (bounded_lines) ends them. Its first bytes: those read when it was found
+    over the limit, at most 80, as _blocks keeps them (the reference keeps at most
+    limit + 1), never bytes past the data."""
+    import io
+
+    data = b"\n".join(lines) + end if lines else b""
+    want = list(bounded_lines(io.BytesIO(data), limit))
+    got: list[bytes] = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(MAX_LINE_ENV, str(limit))
+        for start, view in _reused_blocks(io.BytesIO(data), block):
+            if isinstance(view, OverlongLine):
+                assert view == data[start : start + 80][: len(view)]
+                assert min(80, limit + 1) <= len(view) <= 80
+                got.append(OverlongLine(view[: limit + 1]))
+                continue
+            copy = bytes(view)  # the next block overwrites the buffer
+            assert data[start : start + len(copy)] == copy
+            assert start == 0 or data[start - 1 : start] == b"\n"
+            got.extend(io.BytesIO(copy).readlines())
+    assert [(type(x), x) for x in got] == [(type(x), x) for x in want]
+
+
+def test_reused_blocks_grow_for_a_long_line_and_shrink_after(tmp_path: Path) -> None:
+    """A line longer than the buffer is read whole (into a bigger buffer), and the lines
+    after it come in blocks of the normal size again."""
+    import io
+
+    data = b"a\n" + b"x" * 1000 + b"\n" + b"b\n" * 200
+    blocks = [(s, bytes(v)) for s, v in _reused_blocks(io.BytesIO(data), 64)]
+    assert b"".join(b for _, b in blocks) == data
+    assert any(s == 2 and b.startswith(b"x" * 1000 + b"\n") for s, b in blocks)
+    assert max(len(b) for s, b in blocks if s > 1003) <= 64
+
+
+def test_a_serial_run_reports_duplicates_from_the_reused_buffer(
+    tmp_path: Path, registry: Registry
+) -> None:
+    """The serial path reads into one buffer: a duplicate's text is read back from the
+    block it is in, and later reads into the buffer change no record already made."""
+    path = tmp_path / "tasks.jsonl"
+    lines = [_line(f"id{i}") for i in range(3000)] + [_line("id5"), _line("id2999")]
+    lines += [_line(f"late{i}", prompt="") for i in range(100)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert path.stat().st_size > 2 * FAST_PATH_MIN_BYTES
+    reported = list(iter_problems(str(path), jobs=1, chunk_bytes=4096))
+    duplicates = [r.line for r in reported if r.errors[0].rule == "duplicate_task_id"]
+    assert duplicates == [3001, 3002]
+    assert len(reported) == 102
+    assert reported == _expected(path, registry)
+
+
+@pytest.mark.skipif(compiled_core() is None, reason="the digest table is the compiled core's")
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("bits", [2, 8])
+def test_colliding_digests_leave_the_output_unchanged(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch, jobs: int, bits: int
+) -> None:
+    """The parent's digest table cut to 2 or 8 bits: nearly every id meets another's
+    digest, and each is decided on the real ids (read again from the file), in this
+    process and from the digests workers send."""
+    from evalspec.validation import engine
+
+    path = tmp_path / "tasks.jsonl"
+    prompt = "Compute: 1 + 1, then say it again. " * 8 + "\nAnswer:"
+    lines = [_line(f"id{i}", prompt=prompt) for i in range(2000)]
+    lines += [_line(f"id{i}") for i in range(0, 2000, 97)] + [_line("x", prompt="")]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert path.stat().st_size > 2 * FAST_PATH_MIN_BYTES
+    monkeypatch.setattr(engine, "DIGEST_BITS", bits)
+    reported = list(iter_problems(str(path), jobs=jobs, chunk_bytes=64 << 10))
+    assert sum(r.errors[0].rule == "duplicate_task_id" for r in reported) == 21
+    assert reported == _expected(path, registry)
 
 
 @given(lines=st.lists(st.binary(max_size=20).map(lambda b: b.replace(b"\n", b"")), max_size=30))

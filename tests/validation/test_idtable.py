@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -91,15 +94,20 @@ needs_core = pytest.mark.skipif(core is None, reason="the compiled core is not b
 
 
 class _File:
-    """The lines a DigestIdTable reads again: offset -> id, counting the reads."""
+    """The lines a DigestIdTable reads again: offset -> id, counting the reads. The
+    table names a line as ``skip`` lines after the one at ``offset`` (it keeps one
+    offset per 64 lines), so the file walks its lines in offset order, as a file's
+    reader would, and checks it lands on the offset the table was given."""
 
     def __init__(self) -> None:
         self.ids: dict[int, str] = {}
         self.reads = 0
 
-    def id_at(self, offset: int, line: int) -> str:
+    def id_at(self, offset: int, skip: int, line: int) -> str:
         self.reads += 1
-        return self.ids[offset]
+        order = sorted(self.ids)
+        assert 0 <= skip < 64
+        return self.ids[order[order.index(offset) + skip]]
 
 
 def _digest_table(weak_bits: int) -> tuple[DigestIdTable, _File]:
@@ -160,7 +168,7 @@ def test_a_repeated_first_line_is_read_once() -> None:
 
 
 @needs_core
-def test_the_digest_table_takes_16_bytes_a_slot_at_most_three_quarters_full() -> None:
+def test_the_digest_table_takes_8_bytes_a_slot_at_most_three_quarters_full() -> None:
     from array import array
 
     table, file = _digest_table(32)
@@ -169,8 +177,9 @@ def test_the_digest_table_takes_16_bytes_a_slot_at_most_three_quarters_full() ->
     file.ids = dict(enumerate(ids))  # 32-bit digests of 300k ids: a few meet
     assert table.add_all(ids, range(1, n + 1), 0, array("q", range(n))) == []
     assert len(table) == n
-    # 2**19 slots (300k > 3/4 of 2**18): 28 bytes an id, against ~130 in a dict.
-    assert repr(table) == f"<DigestIdTable: {n} ids, {2**19 * 16} bytes>"
+    # 2**19 slots (300k > 3/4 of 2**18) and 8192 line offsets (one per 64 lines, grown
+    # by doubling): 14 bytes an id, against ~130 in a dict.
+    assert repr(table) == f"<DigestIdTable: {n} ids, {2**19 * 8 + 8192 * 8} bytes>"
     assert file.reads < 100
 
 
@@ -179,13 +188,22 @@ def test_a_reserved_table_grows_once() -> None:
     assert core is not None
     t = core.DigestTable()
     t.reserve(300_000)
-    assert t.nbytes == 2**19 * 16  # 300k > 3/4 of 2**18 slots
+    # 1.25 slots an id (at most 4/5 full), not the next power of two (2**19 slots),
+    # and no line offsets yet.
+    assert t.nbytes == 375_000 * 8
     t.reserve(10)  # never shrinks
-    assert t.nbytes == 2**19 * 16
+    assert t.nbytes == 375_000 * 8
     table, file = _digest_table(32)
     table.reserve(1000)
+    before = table._table.nbytes
     file.ids = {i: f"t{i}" for i in range(1000)}
     assert table.add_all(list(file.ids.values()), range(1, 1001), 0, range(1000)) == []
+    # Filled to what it was reserved for (1250 slots, 4/5 full): the slots did not grow;
+    # the marks (one per 64 lines) start at 256 of 8 bytes.
+    assert before == 1250 * 8
+    assert table._table.nbytes == before + 256 * 8
+    assert table.add_all(["one more"], [1001], 0, [5000]) == []
+    assert table._table.nbytes == 2500 * 8 + 256 * 8  # past 4/5 full: twice the slots
     with pytest.raises(ValueError):
         t.reserve(-1)
     with pytest.raises(ValueError):
@@ -206,6 +224,10 @@ def test_bad_arguments_are_errors_not_crashes() -> None:
         t.add([b"a"], array("q", [1]), array("q", [0]))
     with pytest.raises(OverflowError):
         t.add(["a"], array("q", [2**50]), array("q", [0]))
+    with pytest.raises(OverflowError):  # line numbers are 32 bits in a slot
+        t.add(["a"], array("q", [2**32]), array("q", [0]))
+    with pytest.raises(OverflowError):
+        t.add(["a"], array("q", [1]), array("q", [2**48 + 1]))
     with pytest.raises(OverflowError):
         t.insert("a", 0, 0)
     with pytest.raises(ValueError):
@@ -220,3 +242,48 @@ def test_bad_arguments_are_errors_not_crashes() -> None:
         core.id_digests([b"a"])
     assert core.id_digests([]) == b""
     assert len(t) == 0
+
+
+@needs_core
+@pytest.mark.parametrize("weak_bits", [2, 32])
+def test_the_validators_table_reads_a_first_line_again_from_its_mark(
+    tmp_path: Path, weak_bits: int
+) -> None:
+    """The engine's reader of first lines on a real file: the table names a line by the
+    offset of an earlier line of its 64 and a count of lines to skip; lines of 100 KB
+    (over one read of 64 KiB) and lines without an id lie between. With 2-bit digests
+    nearly every id is a candidate, decided on the ids read back from the file."""
+    from array import array
+
+    from evalspec.registry.build import default_registry
+    from evalspec.validation.engine import _id_table
+
+    template = json.loads(Path("fixtures/tasks.jsonl").read_text().splitlines()[0])
+    lines: list[bytes] = []
+    ids: list[str] = []
+    numbers: list[int] = []
+    offsets: list[int] = []
+    at = 0
+    for n in range(1, 301):
+        if n % 7 == 0:
+            raw = b"not json\n"  # a line with no id: skipped over, never in the table
+        else:
+            task_id = f"t{n % 150}"  # each id twice, 150 lines apart
+            task = dict(template, task_id=task_id)
+            if n % 50 == 0:
+                task["metadata"] = {"pad": "x" * 100_000}
+            raw = json.dumps(task).encode() + b"\n"
+            ids.append(task_id)
+            numbers.append(n)
+            offsets.append(at)
+        lines.append(raw)
+        at += len(raw)
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(b"".join(lines))
+    with open(path, "rb") as f:
+        engine_table = _id_table(f, default_registry().spec)
+        assert engine_table is not None and core is not None
+        table = DigestIdTable(engine_table._id_at, core.DigestTable(weak_bits=weak_bits))
+        got = table.add_all(ids, array("q", numbers), 0, array("q", offsets))
+    assert got == IdTable().add_all(ids, numbers)
+    assert len(got) == len(ids) - len(set(ids)) > 100
