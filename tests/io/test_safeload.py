@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from hostile_helpers import evalspec
 from hypothesis import given
 from hypothesis import strategies as st
+from timing import within
 
 from evalspec.errors import LockError, ProjectConfigError
 from evalspec.evals.card import parse_card
@@ -96,11 +96,8 @@ hostile_json = st.builds(
 
 
 def _timed(call: Callable[[], object]) -> object:
-    start = time.perf_counter()
-    try:
-        return call()
-    finally:
-        assert time.perf_counter() - start < SECONDS
+    # The timing is retried (tests/timing.py), the outcome checked as before.
+    return within(SECONDS, call)
 
 
 # -- the loaders themselves --------------------------------------------------------
@@ -330,9 +327,7 @@ def test_lint_reports_a_hostile_config_as_one_line_and_exits_1(
     layout: Path, rel: str, text: str
 ) -> None:
     (layout / rel).write_text(text)
-    start = time.monotonic()
-    proc = evalspec(layout, "lint")
-    assert time.monotonic() - start < 30
+    proc = within(30, lambda: evalspec(layout, "lint"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert any(Path(rel).name in line for line in proc.stdout.splitlines())

@@ -6,12 +6,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from timing import within
 
 from evalspec import PostProcessRule, Registry, UnknownNameError, post_process
 
@@ -194,6 +194,6 @@ def test_every_rule_handles_a_megabyte_of_adversarial_input(
     # The generous bound only catches catastrophic behaviour, not speed (see benchmarks/).
     for text in ADVERSARIAL:
         for rule in all_rules:
-            start = time.perf_counter()
-            rule(text)
-            assert time.perf_counter() - start < 5.0, rule.name
+            # The timing is retried (tests/timing.py): a loaded machine is slow now
+            # and then, a backtracking regex on every attempt.
+            within(5.0, lambda rule=rule, text=text: rule(text), what=rule.name)
