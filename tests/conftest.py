@@ -79,3 +79,29 @@ def example_registry(builtin_plugins: list[object]) -> Registry:
     rule ``collapse_whitespace`` (see ``tests/example_plugin``).
     """
     return build_registry([*builtin_plugins, example_plugin], entry_points=False)
+
+
+# Tests that run programs in the sandbox (time limits, uid slots, cgroups, the
+# per-user run directories) run one after another on one xdist worker: two of them
+# at once would share those resources and bend each other's wall-clock bounds.
+# A scheduler of our own, not xdist_group marks: on pytest 9.2 --dist loadgroup
+# silently stops grouping (pytest-dev/pytest-xdist#1386).
+_SANDBOX_MODULES = (
+    "tests/sandbox/",
+    "tests/scoring/test_sandbox_errors.py",
+    "tests/scoring/test_score_code_exec.py",
+    "tests/cli/test_score_limits.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's: absent under -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SandboxTestsTogether(LoadScopeScheduling):  # type: ignore[misc]
+        """Every test is its own unit of work, but the sandbox tests are one unit."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return "sandbox" if nodeid.startswith(_SANDBOX_MODULES) else nodeid
+
+    return SandboxTestsTogether(config, log)
