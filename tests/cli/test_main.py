@@ -253,29 +253,38 @@ def _before_evalspec_ran(code: int, err: bytes) -> bool:
     return b"KeyboardInterrupt" in err and b"evalspec/cli/main.py" not in err
 
 
-def test_ctrl_c_inside_an_exec_of_a_string_still_exits_130(tmp_path: Path) -> None:
-    # A Ctrl-C that lands while an exec() of a string runs (dataclasses and namedtuple
-    # build methods so at import) made CPython re-kill ``python -m`` with SIGINT at
-    # exit, after evalspec had printed its line: status -2, not 130. Deterministic
-    # here: the signal is sent from inside such an exec, through the real handlers.
+def _run_as_the_command(tmp_path: Path, source: str) -> subprocess.CompletedProcess[bytes]:
+    """Run ``source``'s ``main()`` as the command's body, through the real ``run()``
+    and its signal handlers, as ``python -m host``."""
     host = tmp_path / "host"
     host.mkdir()
     (host / "__main__.py").write_text(
         "import evalspec.cli.dispatch as dispatch\n"
         "from evalspec.cli.main import run\n"
-        "def main():\n"
-        "    exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\n'\n"
-        "         'for _ in range(10**7): pass')\n"
-        "    return 0\n"
+        f"{source}"
         "dispatch.main = main\n"
         "run()\n"
     )
-    proc = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "host"],
         cwd=tmp_path,
         capture_output=True,
         timeout=60,
         preexec_fn=signals_at_their_defaults,
+    )
+
+
+def test_ctrl_c_inside_an_exec_of_a_string_still_exits_130(tmp_path: Path) -> None:
+    # A Ctrl-C that lands while an exec() of a string runs (dataclasses and namedtuple
+    # build methods so at import) made CPython re-kill ``python -m`` with SIGINT at
+    # exit, after evalspec had printed its line: status -2, not 130. Deterministic
+    # here: the signal is sent from inside such an exec, through the real handlers.
+    proc = _run_as_the_command(
+        tmp_path,
+        "def main():\n"
+        "    exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\n'\n"
+        "         'for _ in range(10**7): pass')\n"
+        "    return 0\n",
     )
     assert proc.stderr == b"evalspec: interrupted\n"
     assert proc.returncode == EXIT_INTERRUPTED
@@ -283,24 +292,27 @@ def test_ctrl_c_inside_an_exec_of_a_string_still_exits_130(tmp_path: Path) -> No
 
 _BLOCKED_IN_A_READ = """\
 import os, signal, threading, time
-import evalspec.cli.dispatch as dispatch
-from evalspec.cli.main import run
 
 def main():
     quiet, writer = os.pipe()  # a pipe whose writer stays open and silent
+    me = threading.get_native_id()
     def send():
-        time.sleep(0.2)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {{{signum}}})
+        # Only once the main thread sleeps (in the read below): a signal sent
+        # before would be handled before the call, and prove nothing.
+        for _ in range(1000):
+            with open(f"/proc/self/task/{{me}}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "S":
+                    break
+            time.sleep(0.01)
         os.kill(os.getpid(), {signum})
-    # The kernel then delivers the signal to the other thread, never to this one,
-    # which sleeps in read(): the same state as a signal landing just before the
-    # call, where nothing interrupts it either.
-    threading.Thread(target=send).start()
+    # The signal is blocked here and in nothing else, so the kernel delivers it to
+    # the other thread, never to this one, which sleeps in read(): the same state
+    # as a signal landing just before the call, where nothing interrupts it either.
     signal.pthread_sigmask(signal.SIG_BLOCK, {{{signum}}})
+    threading.Thread(target=send).start()
     os.read(quiet, 1)
     return 0
-
-dispatch.main = main
-run()
 """
 
 
@@ -315,16 +327,7 @@ def test_a_signal_that_finds_the_command_asleep_in_a_read_still_ends_it(
     # arrived just before a blocking read (1 run in 60-100 of a Ctrl-C right after
     # `validate FIFO` opened its input) left the command asleep for as long as the
     # writer stayed silent. Deterministic here: the signal reaches another thread.
-    host = tmp_path / "host"
-    host.mkdir()
-    (host / "__main__.py").write_text(_BLOCKED_IN_A_READ.format(signum=int(signum)))
-    proc = subprocess.run(
-        [sys.executable, "-m", "host"],
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=60,
-        preexec_fn=signals_at_their_defaults,
-    )
+    proc = _run_as_the_command(tmp_path, _BLOCKED_IN_A_READ.format(signum=int(signum)))
     assert proc.returncode == code, proc.stderr
     assert b"Traceback" not in proc.stderr
     expected = b"evalspec: interrupted\n" if signum == signal.SIGINT else b""
