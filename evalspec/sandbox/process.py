@@ -36,6 +36,7 @@ from evalspec.sandbox.driver import tasks_of
 from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.removal import Leftovers, remove_tree
 from evalspec.sandbox.results import RunResult, Status
+from evalspec.sandbox.turns import Turns
 
 
 @functools.cache
@@ -213,6 +214,7 @@ def execute(
     test: str = "",
     *,
     trust_custom_types: bool = False,
+    turns: Turns | None = None,
 ) -> RunResult:
     """Run the program ``source`` against the test program ``test`` under ``plan``.
 
@@ -220,7 +222,9 @@ def execute(
     through the driver's proxies (see :mod:`evalspec.sandbox.driver`); an
     empty ``test`` passes when the program runs to its end. Never raises for
     anything the program did; what it left behind is removed (and what could
-    not be is named in the result's detail).
+    not be is named in the result's detail). With ``turns``, the run is
+    prepared at once but its job is written (and its wall clock started) only
+    once it has a turn, which it holds until its launcher ends.
     """
     started = time.monotonic()
     if interrupt.stopping():
@@ -234,14 +238,16 @@ def execute(
         # names), though a slot makes the namespaces itself with unshare(2).
         return _error(plan, started, f"cannot start the sandbox: no executable {plan.prefix[0]}")
     if not _uses_slot(plan):
-        return _execute(plan, source, limits, job, nonce, started, trust_custom_types, None)
+        return _execute(plan, source, limits, job, nonce, started, trust_custom_types, None, turns)
     key = (plan.tier, plan.python, plan.per_run_uid, plan.jail)
     for attempt in range(2):
         try:
             with slots.slot(
                 key, plan.python, dict(BASE_ENV), _sources, per_run_uid=plan.per_run_uid
             ) as held:
-                return _execute(plan, source, limits, job, nonce, started, trust_custom_types, held)
+                return _execute(
+                    plan, source, limits, job, nonce, started, trust_custom_types, held, turns
+                )
         except uids.UidLeaseError as exc:
             return _error(plan, started, f"cannot lease a sandbox uid: {exc}")
         except (slots.SlotError, OSError) as exc:
@@ -262,6 +268,7 @@ def _execute(
     started: float,
     trust_custom_types: bool,
     held: slots.Slot | None,
+    turns: Turns | None = None,
 ) -> RunResult:
     """:func:`execute` with the run's slot (None: the run starts its own interpreters)."""
     lease: uids.Lease | None = held.lease if held is not None else None
@@ -288,7 +295,9 @@ def _execute(
             workdir = _make_workdir(plan, base, source)
         except OSError as exc:
             return _error(plan, started, f"cannot prepare the temporary directory: {exc}")
-        result = _launch(plan, limits, base, workdir, job, nonce, started, lease, group, held)
+        result = _launch(
+            plan, limits, base, workdir, job, nonce, started, lease, group, held, turns
+        )
         result = attrs.evolve(result, custom_types=protocol.custom_types(trust_custom_types))
     finally:
         with interrupt.shielded():
@@ -438,6 +447,7 @@ def _launch(
     lease: uids.Lease | None = None,
     group: cgroups.RunGroup | None = None,
     held: slots.Slot | None = None,
+    turns: Turns | None = None,
 ) -> RunResult:
     status_r, status_w = os.pipe()
     env = {**BASE_ENV, "HOME": workdir, "TMPDIR": workdir}
@@ -460,7 +470,7 @@ def _launch(
         os.close(status_w)
         interrupt.register(proc, lease.uid if lease is not None else None, group)
     try:
-        return _follow(plan, limits, proc, status_r, job, nonce, started, group)
+        return _follow(plan, limits, proc, status_r, job, nonce, started, group, turns)
     except BaseException:
         _kill_group(proc)  # an exception (Interrupted included) must not leave it running
         for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -552,13 +562,12 @@ def _follow(
     nonce: str,
     started: float,
     group: cgroups.RunGroup | None = None,
+    turns: Turns | None = None,
 ) -> RunResult:
     """Feed the job, read every stream until the run ends, and say what happened."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     inodes = {f"pipe:[{os.fstat(f).st_ino}]" for f in (proc.stdout.fileno(), proc.stderr.fileno())}
     inodes.add(f"pipe:[{os.fstat(status_r).st_ino}]")
-    protocol.feed(proc.stdin, job)
-
     out, err = _Stream(limits.output_bytes), _Stream(limits.output_bytes)
     status = protocol.StatusLines(nonce)
     sinks: dict[int, Callable[[bytes], None]] = {
@@ -566,7 +575,23 @@ def _follow(
         proc.stderr.fileno(): err.feed,
         status_r: status.feed,
     }
-    timed_out = _pump(proc, sinks, started + limits.wall_seconds, stop_first=plan.mode != "ns")
+    # The supervisor starts nothing of the program before it reads the job. No
+    # turn means the harness is stopping: the job is never written, and _pump
+    # ends the run (a sandbox_error, below).
+    turn = turns.take() if turns is not None else False
+    try:
+        if turns is None or turn:
+            started = time.monotonic() if turn else started  # the run's wall clock
+            protocol.feed(proc.stdin, job)
+        else:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        deadline = started + limits.wall_seconds
+        timed_out = _pump(proc, sinks, deadline, stop_first=plan.mode != "ns")
+    finally:
+        if turn:
+            assert turns is not None
+            turns.give()
     proc.stdout.close()
     proc.stderr.close()
     if plan.mode != "ns" and group is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -16,6 +17,7 @@ from evalspec.sandbox.limits import Limits
 from evalspec.sandbox.process import LaunchPlan, execute
 from evalspec.sandbox.results import RunResult, TaskResult
 from evalspec.sandbox.tiers import TIERS, probe, probe_tier, tier_rank, unavailable_message
+from evalspec.sandbox.turns import Turns
 
 
 def default_minimum_tier() -> str:
@@ -107,6 +109,7 @@ class Sandbox:
         # process (the Ray executor: a node killed mid-run must take its runs with it,
         # so that Ray retries the task instead of reporting a killed program).
         self._plan: LaunchPlan = plan if slots else attrs.evolve(plan, slots=False)
+        self._turns: Turns | None = None
 
     @property
     def tier(self) -> str:
@@ -121,6 +124,19 @@ class Sandbox:
     def __repr__(self) -> str:
         trust = ", trust_custom_types=True" if self.trust_custom_types else ""
         return f"Sandbox(tier={self.tier!r}, python={self.python!r}, limits={self.limits!r}{trust})"
+
+    def paced(self, jobs: int) -> Sandbox:
+        """This sandbox, its runs taking turns: at most ``jobs`` execute programs at once.
+
+        Call it from up to ``2 * jobs`` threads (:meth:`map` does): each run is
+        prepared at once (its directory, cgroup, leader, namespaces and private
+        root), then waits for a turn before its supervisor gets the job, so the
+        next runs' preparation overlaps the programs running now. A run's wall
+        clock starts with its turn. See :mod:`evalspec.sandbox.turns`.
+        """
+        view = copy.copy(self)
+        view._turns = Turns(jobs)
+        return view
 
     def run(self, code: str, test: str, *, limits: Limits | None = None) -> RunResult:
         """Run the program ``code`` against the test program ``test``.
@@ -151,6 +167,7 @@ class Sandbox:
             limits or self.limits,
             test,
             trust_custom_types=self.trust_custom_types,
+            turns=self._turns,
         )
 
     def run_tests(
@@ -177,16 +194,21 @@ class Sandbox:
         jobs: int = 1,
         limits: Limits | None = None,
     ) -> Iterator[tuple[int, TaskResult]]:
-        """Run many ``(code, tests)`` tasks on ``jobs`` threads; yield ``(index, result)``
-        as each finishes (for progress reporting).
+        """Run many ``(code, tests)`` tasks, ``jobs`` programs at a time; yield
+        ``(index, result)`` as each finishes (for progress reporting).
 
-        Each worker thread only launches subprocesses (never forks the harness).
+        ``2 * jobs`` threads run them through :meth:`paced`: ``jobs`` runs
+        execute while as many more are prepared. Each thread only launches
+        subprocesses (never forks the harness).
         """
         if type(jobs) is not int or jobs < 1:
             raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="evalspec-sandbox") as pool:
+        paced = self.paced(jobs)
+        with ThreadPoolExecutor(
+            max_workers=2 * jobs, thread_name_prefix="evalspec-sandbox"
+        ) as pool:
             futures = {
-                pool.submit(self.run_tests, code, tests, limits=limits): index
+                pool.submit(paced.run_tests, code, tests, limits=limits): index
                 for index, (code, tests) in enumerate(items)
             }
             for future in as_completed(futures):
@@ -199,7 +221,7 @@ class Sandbox:
         jobs: int = 1,
         limits: Limits | None = None,
     ) -> list[TaskResult]:
-        """Run many ``(code, tests)`` tasks on ``jobs`` threads; results in input order."""
+        """Run many ``(code, tests)`` tasks, ``jobs`` programs at a time; results in input order."""
         done = dict(self.iter_map(items, jobs=jobs, limits=limits))
         return [done[i] for i in range(len(done))]
 

@@ -493,9 +493,16 @@ def _score_units(
         if progress is not None:
             progress(done, total)
 
+    # A sandbox that paces its runs (evalspec.sandbox.Sandbox.paced) prepares
+    # the next runs while ``n_jobs`` programs execute: twice the threads, never
+    # more programs at once.
+    paced = getattr(sandbox, "paced", None)
+    runner = paced(n_jobs) if sandboxed and callable(paced) else sandbox
+    threads = 2 * n_jobs if runner is not sandbox else n_jobs
+
     def run(unit: tuple[int, str]) -> SampleScore:
         i, raw = unit
-        return _score_one(task_list[i], raw, reg, allow_code_exec, sandbox)
+        return _score_one(task_list[i], raw, reg, allow_code_exec, runner)
 
     for _ in range(missing):
         tick()
@@ -504,7 +511,7 @@ def _score_units(
         parts[unit[0]].append(run(unit))
         tick()
     if sandboxed:
-        pool = ThreadPoolExecutor(max_workers=n_jobs)
+        pool = ThreadPoolExecutor(max_workers=threads)
         try:
             # map keeps input order, so each task's samples stay in order.
             for unit, result in zip(sandboxed, pool.map(run, sandboxed), strict=True):

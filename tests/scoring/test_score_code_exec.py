@@ -98,6 +98,35 @@ def test_a_runaway_program_times_out_and_the_run_goes_on(sandbox: Sandbox) -> No
     assert [r.unparsed for r in results] == [False, False, True]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_score_tasks_runs_no_more_than_jobs_programs_at_once(sandbox: Sandbox, jobs: int) -> None:
+    # Each program notes when its code started and ended (the host's monotonic
+    # clock) and fails its test with that as the message, which the report's
+    # failure detail carries back.
+    program = (
+        "import time\n"
+        "START = time.monotonic()\n"
+        "time.sleep(0.3)\n"
+        "END = time.monotonic()\n"
+        "def span():\n"
+        "    return f'{START} {END}'\n"
+    )
+    tasks = [code_task(f"t{i}", ["assert span() == '', span()"]) for i in range(3 * jobs)]
+    outputs = {task.task_id: fenced(program) for task in tasks}
+    results = score_tasks(tasks, outputs, allow_code_exec=True, sandbox=sandbox, jobs=jobs)
+    spans = []
+    for result in results:
+        assert result.detail is not None and result.detail["status"] == "fail", result.detail
+        start, end = result.detail["failure"].rsplit(": ", 1)[1].split()
+        spans.append((float(start), float(end)))
+    edges = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    running = most = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    assert most <= jobs
+
+
 def test_missing_code_exec_predictions_run_nothing_and_need_no_opt_in() -> None:
     [result] = score_tasks([code_task("c1")], {})
     assert result.missing and result.score == 0.0
