@@ -3,7 +3,8 @@
  *
  * Three parts: unique_keys (below), the repeated-key proof on its own; Voucher, the
  * fast path's whole per-line check, which reuses the proof's key records; and
- * DigestTable, the task ids as digests (with id_digests, what workers send).
+ * DigestTable, the task ids as digests (with id_digests, what workers send, and
+ * span_lines, the parent's numbering of each chunk's lines for the table).
  *
  * The one check no installable JSON parser does for us: that no object in a
  * line repeats a key, at any depth. Every fast parser keeps the last of two
@@ -31,6 +32,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,6 +523,86 @@ static PyObject *merged_digests(PyObject *self, PyObject *const *args, Py_ssize_
         out = NULL;
 done:
     PyBuffer_Release(&sums);
+    return out;
+}
+
+/* span_lines(lengths, skipped, origin, shift, start): the line numbers (plus shift)
+ * and byte offsets of a block's lines that hold an id, as two native int64 bytes.
+ * lengths: each line's length (int64, its newline included), the first line being
+ * `origin` at byte `start`; skipped: the lines (numbered from origin, increasing)
+ * that hold no id. What the parent computes for every line of every block it
+ * resolves, in one C loop instead of a chain of Python iterators. */
+static PyObject *span_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer lengths, skipped;
+    long long origin, shift, start, at;
+    PyObject *lines_out = NULL, *offsets_out = NULL, *out = NULL;
+    Py_ssize_t n, k, i, j = 0, w = 0;
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "span_lines(lengths, skipped, origin, shift, start) takes 5 arguments");
+        return NULL;
+    }
+    origin = PyLong_AsLongLong(args[2]);
+    shift = PyLong_AsLongLong(args[3]);
+    start = PyLong_AsLongLong(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &lengths, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &skipped, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&lengths);
+        return NULL;
+    }
+    if (lengths.itemsize != 8 || skipped.itemsize != 8 || lengths.format == NULL ||
+        skipped.format == NULL ||
+        (strcmp(lengths.format, "q") != 0 && strcmp(lengths.format, "l") != 0) ||
+        (strcmp(skipped.format, "q") != 0 && strcmp(skipped.format, "l") != 0)) {
+        PyErr_SetString(PyExc_ValueError, "lengths and skipped: array('q')");
+        goto done;
+    }
+    n = lengths.len / 8;
+    k = skipped.len / 8;
+    if (k > n || origin < 0 || start < 0 || origin > LLONG_MAX - n ||
+        shift > LLONG_MAX - origin - n || shift < -origin) {
+        PyErr_SetString(PyExc_ValueError, "span_lines: numbers out of range");
+        goto done;
+    }
+    lines_out = PyBytes_FromStringAndSize(NULL, (n - k) * 8);
+    offsets_out = PyBytes_FromStringAndSize(NULL, (n - k) * 8);
+    if (lines_out == NULL || offsets_out == NULL)
+        goto done;
+    at = start;
+    for (i = 0; i < n; i++) {
+        long long len = ((const long long *)lengths.buf)[i];
+        long long line = origin + i;
+        if (j < k && ((const long long *)skipped.buf)[j] == line) {
+            j++;
+        } else {
+            long long numbered = line + shift;
+            if (w == n - k)
+                break; /* a skipped line that is not one of these: refused below */
+            memcpy(PyBytes_AS_STRING(lines_out) + w * 8, &numbered, 8);
+            memcpy(PyBytes_AS_STRING(offsets_out) + w * 8, &at, 8);
+            w++;
+        }
+        if (len < 0 || at > LLONG_MAX - len) {
+            PyErr_SetString(PyExc_ValueError, "span_lines: a length out of range");
+            goto done;
+        }
+        at += len;
+    }
+    if (j != k || w != n - k) {
+        PyErr_SetString(PyExc_ValueError,
+                        "span_lines: skipped must be increasing lines of the block");
+        goto done;
+    }
+    out = PyTuple_Pack(2, lines_out, offsets_out);
+done:
+    Py_XDECREF(lines_out);
+    Py_XDECREF(offsets_out);
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&skipped);
     return out;
 }
 
@@ -1760,6 +1842,10 @@ static PyMethodDef core_methods[] = {
      "merged_digests(ids, digests, /)\n--\n\n"
      "The valid lines' digests in order (native uint32 bytes): digests[i] where ids[i]\n"
      "is True, the id_digests() digest of ids[i] where it is a str, none for None."},
+    {"span_lines", (PyCFunction)(void (*)(void))span_lines, METH_FASTCALL,
+     "span_lines(lengths, skipped, origin, shift, start, /)\n--\n\n"
+     "(lines, offsets) as native int64 bytes: the number (plus shift) and byte offset\n"
+     "of each line of a block not in skipped (lines numbered from origin at byte start)."},
     {"unique_keys", (PyCFunction)(void (*)(void))unique_keys, METH_FASTCALL,
      "unique_keys(data, max_depth, /)\n--\n\n"
      "True when the JSON text ``data`` is well nested, at most ``max_depth`` deep,\n"

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import operator
 import os
 import stat
 from array import array
@@ -191,14 +190,20 @@ def check_chunk(
     fast: FastPath | None,
     identity: tuple[int, int] | None = None,
     digest: Callable[[list[str]], bytes] | None = None,
+    buffer: bytearray | None = None,
 ) -> ChunkResult:
-    """Stages 1-5 on the lines in bytes ``start:end`` of ``path`` (what a worker does).
+    """Stages 1-5 on the lines in bytes ``start:end`` of ``path`` (what a worker does),
+    read into ``buffer`` when it is given and big enough (a worker reuses one).
 
     :raises FileChanged: ``identity`` is given and ``path`` is no longer that file.
     """
-    from evalspec.io.fileidentity import read_span
+    from evalspec.io.fileidentity import read_span, read_span_into
 
-    data = read_span(path, start, end, identity)
+    data: bytes | memoryview
+    if buffer is not None and end - start <= len(buffer):
+        data = read_span_into(path, start, end, identity, buffer)
+    else:
+        data = read_span(path, start, end, identity)
     return check_block(data, start, spec, fast, digest=digest)
 
 
@@ -442,7 +447,12 @@ def _init_worker(spec_doc: dict[str, Any], fast: bool, digests: bool = False) ->
 def _work(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
     path, start, end, identity = job
     spec, fast, digest = _worker["spec"], _worker["fast"], _worker["digest"]
-    return check_chunk(path, start, end, spec, fast, identity, digest)
+    # One read buffer per worker: the chunk's result keeps no part of it. A chunk
+    # longer than the buffer (its last line runs past CHUNK_BYTES) is read on its own.
+    buffer = _worker.get("buffer")
+    if buffer is None:
+        buffer = _worker["buffer"] = bytearray(CHUNK_BYTES + (64 << 10))
+    return check_chunk(path, start, end, spec, fast, identity, digest, buffer)
 
 
 # -- the parent -------------------------------------------------------------------
@@ -647,33 +657,36 @@ def _resolve(
     tally: Tally,
 ) -> Iterator[LineResult]:
     shift = first_line - result.origin
-    skip = set(result.skipped)
-    end = result.origin + result.lines
-    numbers = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
-    starts: list[int] = []
     digests = result.digests
     ids: list[str] = []
     if digests is None:
         ids = result.ids.split("\n") if result.ids else []
-    if seen.needs_offsets:  # each id's line offset, for reading the line again
-        starts = list(itertools.accumulate(result.lengths, initial=result.start))
-        index = map(operator.sub, numbers, itertools.repeat(result.origin))
-        at = map(starts.__getitem__, index)
+    # Each id's line number (plus `unshifted`: its number as reported), and for a
+    # table that reads lines again the byte offset of its line.
+    at: array[int] | None = None
+    unshifted = 0
+    if seen.needs_offsets:
+        line_of, at = span_lines(result, shift)
         if digests is not None:
             assert isinstance(seen, DigestIdTable)  # a worker sends digests only to one
-            repeats = seen.add_digests(digests, numbers, shift, at)
+            repeats = seen.add_digests(digests, line_of, 0, at)
         else:
-            repeats = seen.add_all(ids, numbers, shift, at)
+            repeats = seen.add_all(ids, line_of, 0, at)
     else:
-        repeats = seen.add_all(ids, numbers, shift)
+        skip = set(result.skipped)
+        end = result.origin + result.lines
+        line_of = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
+        unshifted = shift
+        repeats = seen.add_all(ids, line_of, shift)
     duplicates: list[LineResult] = []
     if repeats:
         from evalspec.validation.validator import LineResult, duplicate_record
 
-        starts = starts or list(itertools.accumulate(result.lengths, initial=result.start))
+        if at is None:
+            at = span_lines(result, shift)[1]
         for pos, first in repeats:
-            offset = starts[numbers[pos] - result.origin]
-            number = numbers[pos] + shift
+            offset = at[pos]
+            number = line_of[pos] + unshifted
             if isinstance(seen, DigestIdTable) and digests is not None:
                 task_id = seen.read_id(offset, number)  # the worker sent its digest only
             else:
@@ -692,6 +705,32 @@ def _resolve(
         yield from heapq.merge(errors, duplicates, key=lambda r: r.line)
     else:
         yield from errors
+
+
+def span_lines(result: ChunkResult, shift: int) -> tuple[array[int], array[int]]:
+    """The line number (plus ``shift``) and the byte offset of each line of ``result``
+    that holds an id, in order: one C loop with the compiled core (the parent runs this
+    for every line of the file), the same numbers from Python without it."""
+    from evalspec.validation.fast import compiled_core
+
+    core = compiled_core()
+    line_of, at = array("q"), array("q")
+    if core is not None:
+        lines, offsets = core.span_lines(
+            result.lengths, result.skipped, result.origin, shift, result.start
+        )
+        line_of.frombytes(lines)
+        at.frombytes(offsets)
+        return line_of, at
+    skip = set(result.skipped)
+    # One start more than lines (the end of the last one): not strict.
+    starts = itertools.accumulate(result.lengths, initial=result.start)
+    numbers = range(result.origin, result.origin + result.lines)
+    for number, offset in zip(numbers, starts, strict=False):
+        if number not in skip:
+            line_of.append(number + shift)
+            at.append(offset)
+    return line_of, at
 
 
 def _renumber(result: LineResult, shift: int) -> LineResult:
@@ -714,4 +753,5 @@ __all__ = [
     "check_chunk",
     "default_jobs",
     "iter_problems",
+    "span_lines",
 ]

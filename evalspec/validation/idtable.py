@@ -163,8 +163,12 @@ class DigestIdTable:
     def _numbers(
         n: int, lines: Iterable[int], shift: int, offsets: Iterable[int]
     ) -> tuple[array[int], array[int]]:
-        line_of = array("q", map(operator.add, lines, itertools.repeat(shift)))
-        at = array("q", offsets)
+        # The engine passes arrays already numbered (shift 0): used as they are.
+        if shift == 0 and type(lines) is array and lines.typecode == "q":
+            line_of = lines
+        else:
+            line_of = array("q", map(operator.add, lines, itertools.repeat(shift)))
+        at = offsets if type(offsets) is array and offsets.typecode == "q" else array("q", offsets)
         if not len(line_of) == len(at) == n:
             raise ValueError(f"{n} ids, {len(line_of)} lines and {len(at)} offsets")
         return line_of, at

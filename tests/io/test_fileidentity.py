@@ -15,6 +15,7 @@ from evalspec.io.fileidentity import (
     file_identity,
     file_signature,
     read_span,
+    read_span_into,
 )
 
 
@@ -67,3 +68,33 @@ def test_changed_says_what_it_is_told() -> None:
     assert isinstance(error, OSError)
     assert error.errno == errno.ESTALE
     assert error.strerror == "it changed while lint read it; run lint again"
+
+
+def test_read_span_into_reads_into_the_buffer_it_is_given(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"first\nsecond\n")
+    identity = file_identity(os.stat(path))
+    buffer = bytearray(b"#" * 16)
+    view = read_span_into(path, 6, 13, identity, buffer)
+    assert bytes(view) == b"second\n" and view.obj is buffer
+    assert bytes(read_span_into(path, 0, 6, None, buffer)) == b"first\n"
+    # At the end of the file a shorter span, as read_span gives one.
+    assert bytes(read_span_into(path, 6, 16, None, buffer)) == read_span(path, 6, 16, None)
+    with pytest.raises(ValueError, match="buffer of 16 bytes"):
+        read_span_into(path, 0, 17, None, buffer)
+
+
+def test_read_span_into_refuses_a_file_renamed_over_or_removed(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"first\nsecond\n")
+    identity = file_identity(os.stat(path))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"first\nsecond\n")
+    os.replace(other, path)
+    with pytest.raises(FileChanged):
+        read_span_into(path, 0, 6, identity, bytearray(8))
+    path.unlink()
+    with pytest.raises(FileChanged):
+        read_span_into(path, 0, 6, identity, bytearray(8))
+    with pytest.raises(FileNotFoundError):
+        read_span_into(path, 0, 6, None, bytearray(8))

@@ -111,6 +111,38 @@ def tables(rng: random.Random, counts: dict[str, int]) -> None:
                     first[task_id] = lines[pos]
             assert len(table) == len(first)
             counts["table_ids"] += len(batch)
+    spans(rng, counts)
+
+
+def spans(rng: random.Random, counts: dict[str, int]) -> None:
+    """span_lines under the sanitizers: random lengths with skipped lines that are and
+    are not lines of the block (those must be refused, never read past)."""
+    from array import array
+
+    for _ in range(300):
+        n = rng.randint(0, 200)
+        lengths = array("q", (rng.randint(0, 2000) for _ in range(n)))
+        origin = rng.randint(0, 1000)
+        if n and rng.random() < 0.8:
+            skipped = sorted(rng.sample(range(origin, origin + n), rng.randint(0, n)))
+            valid = True
+        else:  # anything: out of order, repeated, outside the block, too many
+            skipped = [
+                rng.randint(origin - 5, origin + n + 5) for _ in range(rng.randint(0, n + 3))
+            ]
+            valid = skipped == sorted(set(skipped)) and all(
+                origin <= k < origin + n for k in skipped
+            )
+        try:
+            lines, offsets = _core.span_lines(lengths, array("q", skipped), origin, 3, 10)
+        except ValueError:
+            assert not valid, (list(lengths), skipped, origin)
+            continue
+        assert valid, (list(lengths), skipped, origin)
+        kept = [i for i in range(n) if origin + i not in set(skipped)]
+        assert array("q", lines).tolist() == [origin + i + 3 for i in kept]
+        assert array("q", offsets).tolist() == [10 + sum(lengths[:i]) for i in kept]
+        counts["span_lines"] += 1
 
 
 def main() -> None:
@@ -120,7 +152,7 @@ def main() -> None:
     assert _core.__file__ is not None and "site-packages" not in _core.__file__
     with open("/proc/self/maps") as maps:
         assert "libasan" in maps.read(), "not run under AddressSanitizer"
-    counts = {"inputs": 0, "json": 0, "repeated": 0, "vouched": 0, "table_ids": 0}
+    counts = {"inputs": 0, "json": 0, "repeated": 0, "vouched": 0, "table_ids": 0, "span_lines": 0}
     rng = random.Random(2025)
     deadline = time.monotonic() + seconds
     for raw in seeds:

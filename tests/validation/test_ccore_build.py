@@ -102,6 +102,7 @@ def test_the_core_survives_a_fuzz_run_under_asan_and_ubsan(tmp_path: Path) -> No
     assert int(counts["json"]) > 1_000 and int(counts["repeated"]) > 100, counts
     assert int(counts["vouched"]) > 1_000, counts  # the Voucher said yes, and was right
     assert int(counts["table_ids"]) > 10_000, counts
+    assert int(counts["span_lines"]) > 100, counts
 
 
 def _pip(*args: str, env: dict[str, str] | None = None) -> None:

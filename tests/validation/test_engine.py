@@ -406,3 +406,61 @@ def test_a_file_rewritten_in_place_while_ids_are_read_again_is_an_error(tmp_path
 
     with pytest.raises(OSError, match="while it was read"):
         list(iter_problems(str(path), jobs=1, chunk_bytes=4096, on_chunk=rewrite))
+
+
+@given(
+    st.lists(st.integers(1, 5000), max_size=60),
+    st.data(),
+    st.integers(1, 10**6),
+    st.integers(0, 10**6),
+    st.integers(0, 2**40),
+)
+def test_span_lines_gives_the_same_numbers_with_and_without_the_core(
+    lengths: list[int], data: st.DataObject, origin: int, first_line: int, start: int
+) -> None:
+    from array import array
+
+    from evalspec.validation.engine import ChunkResult, span_lines
+
+    lines = range(origin, origin + len(lengths))
+    skipped = sorted(data.draw(st.sets(st.sampled_from(lines))) if lengths else [])
+    result = ChunkResult(
+        start, start + sum(lengths), origin, len(lengths), len(lengths), [], "",
+        array("q", skipped), array("q", lengths),
+    )  # fmt: skip
+    shift = first_line - origin
+    # What the parent computed before the core did it: each kept line and its offset.
+    offsets = [start + sum(lengths[:i]) for i in range(len(lengths))]
+    kept = [i for i, n in enumerate(lines) if n not in skipped]
+    expected = ([lines[i] + shift for i in kept], [offsets[i] for i in kept])
+    got = span_lines(result, shift)
+    assert (got[0].tolist(), got[1].tolist()) == expected
+    os.environ[NO_CCORE_ENV] = "1"
+    try:
+        fallback = span_lines(result, shift)
+    finally:
+        del os.environ[NO_CCORE_ENV]
+    assert (fallback[0].tolist(), fallback[1].tolist()) == expected
+
+
+def test_the_core_span_lines_refuses_skipped_lines_outside_or_out_of_order() -> None:
+    from array import array
+
+    core = compiled_core()
+    if core is None:
+        pytest.skip("the compiled core is not built here")
+    lengths = array("q", [3, 4, 5, 6, 7])  # lines 10-14 from byte 100
+    lines, offsets = core.span_lines(lengths, array("q", [11, 13]), 10, 5, 100)
+    assert array("q", lines).tolist() == [15, 17, 19]
+    assert array("q", offsets).tolist() == [100, 107, 118]
+    for bad in ([13, 11], [9], [15], [11, 11]):
+        with pytest.raises(ValueError, match="skipped"):
+            core.span_lines(lengths, array("q", bad), 10, 5, 100)
+    with pytest.raises(ValueError, match="out of range"):  # more skipped than lines
+        core.span_lines(lengths, array("q", range(10, 16)), 10, 5, 100)
+    with pytest.raises(ValueError, match="a length"):
+        core.span_lines(array("q", [3, -4, 5]), array("q"), 1, 0, 0)
+    with pytest.raises(ValueError, match="array"):
+        core.span_lines(array("i", [3]), array("q"), 1, 0, 0)
+    with pytest.raises(TypeError):
+        core.span_lines(lengths, array("q"), 10)  # type: ignore[call-arg]
