@@ -9,6 +9,7 @@ file's offsets, and a verdict of neither file. These helpers compare what
 
 from __future__ import annotations
 
+import contextlib  # loaded at interpreter start-up already
 import errno
 import os
 
@@ -16,6 +17,8 @@ import os
 # path of `evalspec validate` imports this module), and these are annotations only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from io import BufferedReader
     from typing import IO
 
 CHANGED = "the file was replaced or removed while it was read"
@@ -53,16 +56,9 @@ def read_span(
         more) that file.
     :raises OSError: the file cannot be opened or read.
     """
-    try:
-        with open(path, "rb") as f:
-            if identity is not None and file_identity(os.fstat(f.fileno())) != identity:
-                raise changed()
-            f.seek(start)
-            return f.read(end - start)
-    except FileNotFoundError:
-        if identity is None:
-            raise
-        raise changed() from None
+    with _open_as(path, identity) as f:
+        f.seek(start)
+        return f.read(end - start)
 
 
 def read_span_into(
@@ -86,21 +82,28 @@ def read_span_into(
     if want > len(buffer):
         raise ValueError(f"a buffer of {len(buffer)} bytes for a span of {want}")
     view = memoryview(buffer)
+    with _open_as(path, identity) as f:
+        f.seek(start)
+        # A buffered reader's readinto fills the view to the end of the file.
+        got = f.readinto(view[:want])
+    return view[:got]
+
+
+@contextlib.contextmanager
+def _open_as(
+    path: str | os.PathLike[str], identity: tuple[int, int] | None
+) -> Iterator[BufferedReader]:
+    """``open(path, "rb")``, checked to be the file ``identity`` names (when given)."""
     try:
-        with open(path, "rb", buffering=0) as f:
-            if identity is not None and file_identity(os.fstat(f.fileno())) != identity:
-                raise changed()
-            got = 0
-            while got < want:
-                n = os.preadv(f.fileno(), [view[got:want]], start + got)
-                if not n:  # the end of the file: a shorter span, as read_span gives
-                    break
-                got += n
+        f = open(path, "rb")  # noqa: SIM115  # closed below; only the open is guarded
     except FileNotFoundError:
         if identity is None:
             raise
         raise changed() from None
-    return view[:got]
+    with f:
+        if identity is not None and file_identity(os.fstat(f.fileno())) != identity:
+            raise changed()
+        yield f
 
 
 __all__ = [

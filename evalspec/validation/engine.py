@@ -661,12 +661,13 @@ def _resolve(
     ids: list[str] = []
     if digests is None:
         ids = result.ids.split("\n") if result.ids else []
-    # Each id's line number (plus `unshifted`: its number as reported), and for a
-    # table that reads lines again the byte offset of its line.
+    # Each id's line number as reported, and the byte offset of its line: for every
+    # line with a table that reads lines again, else only once a repeat is found.
     at: array[int] | None = None
-    unshifted = 0
     if seen.needs_offsets:
-        line_of, at = span_lines(result, shift)
+        from evalspec.validation.fast import compiled_core  # the table's, imported
+
+        line_of, at = span_lines(result, shift, compiled_core())
         if digests is not None:
             assert isinstance(seen, DigestIdTable)  # a worker sends digests only to one
             repeats = seen.add_digests(digests, line_of, 0, at)
@@ -675,18 +676,17 @@ def _resolve(
     else:
         skip = set(result.skipped)
         end = result.origin + result.lines
-        line_of = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
-        unshifted = shift
-        repeats = seen.add_all(ids, line_of, shift)
+        numbers = array("q", itertools.filterfalse(skip.__contains__, range(result.origin, end)))
+        repeats = seen.add_all(ids, numbers, shift)
     duplicates: list[LineResult] = []
     if repeats:
         from evalspec.validation.validator import LineResult, duplicate_record
 
         if at is None:
-            at = span_lines(result, shift)[1]
+            line_of, at = span_lines(result, shift)  # in Python: a small file, repeats
         for pos, first in repeats:
             offset = at[pos]
-            number = line_of[pos] + unshifted
+            number = line_of[pos]
             if isinstance(seen, DigestIdTable) and digests is not None:
                 task_id = seen.read_id(offset, number)  # the worker sent its digest only
             else:
@@ -707,13 +707,12 @@ def _resolve(
         yield from errors
 
 
-def span_lines(result: ChunkResult, shift: int) -> tuple[array[int], array[int]]:
+def span_lines(
+    result: ChunkResult, shift: int, core: Any | None = None
+) -> tuple[array[int], array[int]]:
     """The line number (plus ``shift``) and the byte offset of each line of ``result``
-    that holds an id, in order: one C loop with the compiled core (the parent runs this
-    for every line of the file), the same numbers from Python without it."""
-    from evalspec.validation.fast import compiled_core
-
-    core = compiled_core()
+    that holds an id, in order: one C loop with the compiled ``core`` (the parent runs
+    this for every line of a file it keeps digests of), the same numbers in Python."""
     line_of, at = array("q"), array("q")
     if core is not None:
         lines, offsets = core.span_lines(

@@ -433,14 +433,9 @@ def test_span_lines_gives_the_same_numbers_with_and_without_the_core(
     offsets = [start + sum(lengths[:i]) for i in range(len(lengths))]
     kept = [i for i, n in enumerate(lines) if n not in skipped]
     expected = ([lines[i] + shift for i in kept], [offsets[i] for i in kept])
-    got = span_lines(result, shift)
-    assert (got[0].tolist(), got[1].tolist()) == expected
-    os.environ[NO_CCORE_ENV] = "1"
-    try:
-        fallback = span_lines(result, shift)
-    finally:
-        del os.environ[NO_CCORE_ENV]
-    assert (fallback[0].tolist(), fallback[1].tolist()) == expected
+    for core in (compiled_core(), None):
+        got = span_lines(result, shift, core)
+        assert (got[0].tolist(), got[1].tolist()) == expected
 
 
 def test_the_core_span_lines_refuses_skipped_lines_outside_or_out_of_order() -> None:
