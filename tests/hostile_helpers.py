@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -34,3 +35,12 @@ def signals_at_their_defaults() -> None:
     with ignored, and the test would wait for an exit that never comes."""
     for signum in (signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
+
+
+def children_of(pid: int) -> list[int]:
+    """The process ids of ``pid``'s children, from every thread's list (Linux /proc)."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in children.read_text().split()]
+    return found

@@ -20,7 +20,7 @@ from evalspec.io.exitcodes import EXIT_INTERRUPTED
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from types import FrameType
     from typing import Any
 else:
@@ -194,8 +194,9 @@ def install() -> None:
 
 
 @contextlib.contextmanager
-def children_end_with_the_command() -> Iterator[None]:
-    """While worker processes run, a signal kills them and ends the command at once.
+def children_end_with_the_command(clean_up: Callable[[], object] | None = None) -> Iterator[None]:
+    """While worker processes run, a signal kills them and ends the command at once
+    (after ``clean_up()``, if given, once the workers are gone).
 
     Unwinding through a multiprocessing pool is not safe here: a SIGTERM sent to
     the whole process group (as CI runners send it) can kill a worker while it
@@ -217,9 +218,17 @@ def children_end_with_the_command() -> Iterator[None]:
     def end(signum: int, frame: FrameType | None) -> None:
         import multiprocessing
 
-        for child in multiprocessing.active_children():
+        children = multiprocessing.active_children()
+        for child in children:
             with contextlib.suppress(Exception):
                 child.kill()
+        if clean_up is not None:
+            # Only once no worker can still write where clean_up removes.
+            for child in children:
+                with contextlib.suppress(Exception):
+                    child.join(1)
+            with contextlib.suppress(Exception):
+                clean_up()
         with contextlib.suppress(Exception, OutputFailed):
             sys.stdout.flush()
         if signum == signal.SIGINT:

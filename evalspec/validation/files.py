@@ -269,10 +269,10 @@ def _validate_file(
                 for e in verdict.errors:
                     on_error(name, e)
     except OSError as exc:
-        from evalspec.validation.pool import WorkerLost
+        from evalspec.validation.pool import PoolFailed
 
         # A lost jobs worker is not the file's fault: say so.
-        failure = "cannot check" if isinstance(exc, WorkerLost) else "cannot read"
+        failure = "cannot check" if isinstance(exc, PoolFailed) else "cannot read"
         return FileValidation(name, failure=failure, reason=exc.strerror or str(exc))
     finally:
         if line is not None:

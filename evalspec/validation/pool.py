@@ -4,14 +4,18 @@ The block engine (:mod:`evalspec.validation.engine`) decides what a worker does
 with a chunk; this module decides how the workers run: which start method, how
 far ahead of the result being reported chunks are submitted (so finished results
 never pile up in memory when the output is slower than the workers), how a lost
-worker is reported (:class:`WorkerLost`, never a wait for ever), and how the
-parent stays responsive to signals while it waits.
+worker is reported (:class:`WorkerLost`, never a wait for ever), how results
+travel (each in a file of a private directory, the executor's pipe carrying only
+its name), and how the parent stays responsive to signals while it waits.
 """
 
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
+import os
+import pickle
 import sys
 from collections.abc import Callable, Generator, Sequence
 
@@ -34,9 +38,14 @@ WAKE_SECONDS = 0.2
 """How often the parent wakes while it waits for a result (to run signal handlers)."""
 
 
-class WorkerLost(OSError):
+class PoolFailed(OSError):
+    """The ``--jobs`` workers could not check the file, through no fault of the
+    file: it was not fully validated."""
+
+
+class WorkerLost(PoolFailed):
     """A ``--jobs`` worker process ended before its chunk was checked (killed by a
-    signal, the OOM killer, ...): the file was not fully validated."""
+    signal, the OOM killer, ...)."""
 
 
 def ordered_results(
@@ -53,33 +62,94 @@ def ordered_results(
 
     :raises WorkerLost: a worker ended before its item was done (``path`` names the
         file being read in the error).
+    :raises PoolFailed: the results had nowhere to go (no private directory, or a
+        worker could not write its result there).
     """
+    import shutil
+    import tempfile
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with children_end_with_the_command():
-        # Not multiprocessing.Pool: when a worker dies (the OOM killer, a stray
-        # kill) a Pool starts another and waits for the lost chunk for ever; the
-        # executor fails the chunk's future instead (BrokenProcessPool).
-        executor = ProcessPoolExecutor(
-            workers, mp_context=_context(), initializer=initializer, initargs=initargs
-        )
-        try:
-            pending = collections.deque(
-                executor.submit(work, item) for item in items[: AHEAD * workers]
+    # Results do not travel through the executor's result pipe: a worker killed
+    # half-way through writing a large one there leaves a partial message that the
+    # executor's thread then waits to complete for ever (CPython reads it with a
+    # blocking recv before it looks at which workers died: the run hung). A worker
+    # writes its result to a file of this directory (mode 0700, so no other user
+    # reads or plants one), and sends the file's name: a message of a few dozen
+    # bytes, which a pipe takes whole or not at all (POSIX: up to PIPE_BUF).
+    try:
+        directory = tempfile.mkdtemp(prefix="evalspec-jobs-")
+    except OSError as exc:
+        raise PoolFailed(
+            exc.errno or 0, f"no directory for the workers' results ({exc.strerror or exc})", path
+        ) from None
+    deposit = functools.partial(_deposit, work, directory)
+    try:
+        # A signal ends the command with os._exit: no finally runs, so it cleans up.
+        with children_end_with_the_command(
+            clean_up=functools.partial(shutil.rmtree, directory, ignore_errors=True)
+        ):
+            # Not multiprocessing.Pool: when a worker dies (the OOM killer, a stray
+            # kill) a Pool starts another and waits for the lost chunk for ever; the
+            # executor fails the chunk's future instead (BrokenProcessPool).
+            executor = ProcessPoolExecutor(
+                workers, mp_context=_context(), initializer=initializer, initargs=initargs
             )
-            ahead = iter(items[AHEAD * workers :])
-            while pending:
-                result = _result(pending.popleft())
-                for item in itertools.islice(ahead, 1):
-                    pending.append(executor.submit(work, item))
-                yield result
-        except BrokenProcessPool:  # from an item's result, or from submit() after it
-            raise WorkerLost(
-                0, "a worker process ended before its chunk was checked (killed?)", path
-            ) from None
-        finally:
-            executor.shutdown(wait=True, cancel_futures=True)
+            try:
+                pending = collections.deque(
+                    executor.submit(deposit, item) for item in items[: AHEAD * workers]
+                )
+                ahead = iter(items[AHEAD * workers :])
+                while pending:
+                    result: Result = _collect(directory, pending.popleft(), path)
+                    for item in itertools.islice(ahead, 1):
+                        pending.append(executor.submit(deposit, item))
+                    yield result
+            except BrokenProcessPool:  # from an item's result, or from submit() after it
+                raise WorkerLost(
+                    0, "a worker process ended before its chunk was checked (killed?)", path
+                ) from None
+            finally:
+                executor.shutdown(wait=True, cancel_futures=True)
+    finally:
+        # After the executor's shutdown: no worker writes here any more.
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _deposit(work: Callable[[Item], Result], directory: str, item: Item) -> str:
+    """In a worker: ``work(item)``, its result (or the exception it raised) pickled
+    into a new file of ``directory``; returns the file's name."""
+    import tempfile
+
+    try:
+        outcome: tuple[bool, object] = (True, work(item))
+    except Exception as exc:  # re-raised in the parent, as the executor would
+        outcome = (False, exc)
+    fd, name = tempfile.mkstemp(dir=directory)
+    with open(fd, "wb") as f:
+        pickle.dump(outcome, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return os.path.basename(name)
+
+
+def _collect(directory: str, future: Future[str], path: str) -> Any:
+    """In the parent: the result a worker deposited for ``future``, its file removed.
+
+    :raises PoolFailed: the worker could not write its result, or it is gone.
+    :raises Exception: the exception ``work`` raised in the worker.
+    """
+    try:
+        # An OSError here is _deposit's (work's own are in the file).
+        name = os.path.join(directory, os.path.basename(_result(future)))
+        with open(name, "rb") as f:
+            ok, value = pickle.loads(f.read())
+        os.unlink(name)
+    except OSError as exc:
+        raise PoolFailed(
+            exc.errno or 0, f"a worker could not pass on its result ({exc.strerror or exc})", path
+        ) from None
+    if not ok:
+        raise value
+    return value
 
 
 def _context() -> Any:
@@ -104,4 +174,4 @@ def _result(future: Future[Result]) -> Result:
             continue
 
 
-__all__ = ["AHEAD", "WAKE_SECONDS", "WorkerLost", "ordered_results"]
+__all__ = ["AHEAD", "WAKE_SECONDS", "PoolFailed", "WorkerLost", "ordered_results"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hostile_helpers import signals_at_their_defaults
+from hostile_helpers import children_of, signals_at_their_defaults
 
 from evalspec.cli.main import EXIT_INTERRUPTED, EXIT_OUTPUT_CLOSED
 
@@ -216,7 +216,11 @@ def test_sigterm_and_sighup_exit_silently(endless: Endless, signum: int) -> None
 
 
 def _interrupt(
-    args: list[str], delay: float, signum: int, after: threading.Event | None = None
+    args: list[str],
+    delay: float,
+    signum: int,
+    after: threading.Event | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[int, bytes, float]:
     """Run the command and send it ``signum`` ``delay`` seconds after it started, or,
     given ``after``, that long after ``after`` is set (the run opened its input)."""
@@ -226,6 +230,7 @@ def _interrupt(
         stderr=subprocess.PIPE,
         start_new_session=True,
         preexec_fn=signals_at_their_defaults,
+        env=env,
     )
     if after is not None and not after.wait(60):
         proc.kill()
@@ -394,14 +399,6 @@ def test_sigterm_ends_jobs_workers_at_once_and_silently(huge: Path, delay: float
         time.sleep(0.05)
 
 
-def _workers_of(pid: int) -> list[int]:
-    found: list[int] = []
-    for children in Path(f"/proc/{pid}/task").glob("*/children"):
-        with contextlib.suppress(OSError):
-            found += [int(c) for c in children.read_text().split()]
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
 def test_a_worker_killed_from_outside_ends_the_run_with_exit_2_not_a_hang(huge: Path) -> None:
@@ -415,7 +412,7 @@ def test_a_worker_killed_from_outside_ends_the_run_with_exit_2_not_a_hang(huge: 
     )
     try:
         deadline = time.monotonic() + 30
-        while not (workers := _workers_of(proc.pid)) and proc.poll() is None:
+        while not (workers := children_of(proc.pid)) and proc.poll() is None:
             assert time.monotonic() < deadline, "no worker process started"
             time.sleep(0.01)
         time.sleep(0.2)  # into the run
@@ -436,13 +433,22 @@ def test_a_worker_killed_from_outside_ends_the_run_with_exit_2_not_a_hang(huge: 
 
 
 @pytest.mark.slow
-def test_sigterm_to_the_parent_alone_is_silent_too(huge: Path) -> None:
-    code, err, took = _interrupt(["validate", "--jobs", "2", str(huge)], 0.6, signal.SIGTERM)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_parent_alone_ends_it_and_leaves_no_result_file(
+    huge: Path, tmp_path: Path, signum: int
+) -> None:
+    # The workers' results travel in files of a private directory under TMPDIR; the
+    # command ends with os._exit on a signal, so it must remove them itself.
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    code, err, took = _interrupt(["validate", "--jobs", "2", str(huge)], 0.6, signum, env=env)
     if code == 0:
         pytest.skip("the run finished before the signal")
-    assert code == 128 + signal.SIGTERM
-    assert err == b""
+    if signum == signal.SIGTERM:
+        assert (code, err) == (128 + signal.SIGTERM, b"")
+    else:
+        assert (code, err) == (EXIT_INTERRUPTED, b"evalspec: interrupted\n")
     assert took < 5
+    assert list(tmp_path.glob("evalspec-jobs-*")) == []
 
 
 def test_a_signal_during_interpreter_start_up_is_told_apart_from_evalspec_s_own() -> None:

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
+from hostile_helpers import children_of
 
-from evalspec.validation.pool import AHEAD, WorkerLost, ordered_results
+from evalspec.validation.pool import AHEAD, PoolFailed, WorkerLost, ordered_results
 
 _state: dict[str, int] = {}
 
@@ -40,3 +49,145 @@ def test_a_worker_that_dies_is_worker_lost_naming_the_file() -> None:
     with pytest.raises(WorkerLost, match="ended before its chunk was checked") as caught:
         list(got)
     assert caught.value.filename == "f"
+
+
+def _raise_on_three(n: int) -> int:
+    if n == 3:
+        raise PermissionError(13, "not allowed", f"chunk-{n}")
+    return n
+
+
+def test_an_exception_in_work_reaches_the_parent_as_raised() -> None:
+    got = ordered_results(
+        _raise_on_three, list(range(8)), workers=2, initializer=_setup, initargs=(0,), path="f"
+    )
+    assert next(got) == 0
+    with pytest.raises(PermissionError) as caught:
+        list(got)
+    assert (caught.value.errno, caught.value.filename) == (13, "chunk-3")
+
+
+def _pool_directories(tmp: Path) -> set[str]:
+    return {p.name for p in tmp.glob("evalspec-jobs-*")}
+
+
+def test_no_result_file_outlives_the_run_whole_or_stopped_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # not another test's runs
+    before = _pool_directories(tmp_path)
+    assert list(
+        ordered_results(
+            _square_plus_offset,
+            list(range(30)),
+            workers=2,
+            initializer=_setup,
+            initargs=(0,),
+            path="f",
+        )
+    ) == [n * n for n in range(30)]
+    got = ordered_results(
+        _square_plus_offset, list(range(30)), workers=2, initializer=_setup, initargs=(0,), path="f"
+    )
+    next(got)
+    assert _pool_directories(tmp_path) - before  # the run's own directory, while it runs
+    got.close()
+    assert _pool_directories(tmp_path) == before
+
+
+def test_no_directory_for_the_results_is_pool_failed_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    got = ordered_results(
+        _square_plus_offset, [1, 2], workers=2, initializer=_setup, initargs=(0,), path="f"
+    )
+    with pytest.raises(PoolFailed, match="no directory for the workers' results") as caught:
+        next(got)
+    assert caught.value.filename == "f"
+    assert not isinstance(caught.value, WorkerLost)
+
+
+def _remove_the_result_directory_on_two(n: int) -> int:
+    if n == 2:
+        for directory in Path(tempfile.gettempdir()).glob("evalspec-jobs-*"):
+            shutil.rmtree(directory)
+    return n
+
+
+def test_a_result_that_cannot_be_written_is_pool_failed_not_the_files_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the workers fork with it
+    got = ordered_results(
+        _remove_the_result_directory_on_two,
+        list(range(6)),
+        workers=1,
+        initializer=_setup,
+        initargs=(0,),
+        path="f",
+    )
+    with pytest.raises(PoolFailed, match="could not pass on its result"):
+        list(got)
+
+
+# A parent whose results are 4 MiB each: far more than a pipe holds (64 KiB).
+_BIG_RESULTS = """
+import sys
+from evalspec.validation.pool import WorkerLost, ordered_results
+
+def big(n):
+    return bytes(4 << 20)
+
+def nothing():
+    pass
+
+if __name__ == "__main__":
+    try:
+        for _ in ordered_results(big, list(range(64)), workers=2, initializer=nothing,
+                                 initargs=(), path="f"):
+            pass
+    except WorkerLost:
+        sys.exit(3)
+"""
+
+
+def _blocked(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "SD"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_a_worker_killed_while_its_result_is_on_the_way_is_worker_lost_not_a_hang(
+    tmp_path: Path,
+) -> None:
+    # The parent is stopped, so nothing reads what the workers send: each worker
+    # blocks, sending a result or waiting for work. The one blocked writing (if any)
+    # is killed half-way through its message. The executor's pipe carried whole
+    # results once, and a partial one kept its reading thread waiting for ever.
+    script = tmp_path / "big.py"
+    script.write_text(_BIG_RESULTS)
+    proc = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while len(workers := children_of(proc.pid)) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGSTOP)
+        while not all(_blocked(w) for w in workers):
+            assert time.monotonic() < deadline, "a worker never blocked"
+            time.sleep(0.05)
+        time.sleep(0.2)
+        assert all(_blocked(w) for w in workers)
+        writing = [w for w in workers if "pipe_write" in Path(f"/proc/{w}/wchan").read_text()]
+        os.kill((writing or workers)[0], signal.SIGKILL)
+        os.kill(proc.pid, signal.SIGCONT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.kill()
+        for w in children_of(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w, signal.SIGKILL)
+    assert proc.returncode == 3, err
