@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,14 @@ def test_an_exception_in_work_reaches_the_parent_as_raised() -> None:
     assert (caught.value.errno, caught.value.filename) == (13, "chunk-3")
 
 
+def _run(
+    work: Callable[[int], int], items: list[int], workers: int = 2
+) -> Generator[int, None, None]:
+    return ordered_results(
+        work, items, workers=workers, initializer=_setup, initargs=(0,), path="f"
+    )
+
+
 def _pool_directories(tmp: Path) -> set[str]:
     return {p.name for p in tmp.glob("evalspec-jobs-*")}
 
@@ -76,19 +85,8 @@ def test_no_result_file_outlives_the_run_whole_or_stopped_early(
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # not another test's runs
     before = _pool_directories(tmp_path)
-    assert list(
-        ordered_results(
-            _square_plus_offset,
-            list(range(30)),
-            workers=2,
-            initializer=_setup,
-            initargs=(0,),
-            path="f",
-        )
-    ) == [n * n for n in range(30)]
-    got = ordered_results(
-        _square_plus_offset, list(range(30)), workers=2, initializer=_setup, initargs=(0,), path="f"
-    )
+    assert list(_run(_square_plus_offset, list(range(30)))) == [n * n for n in range(30)]
+    got = _run(_square_plus_offset, list(range(30)))
     next(got)
     assert _pool_directories(tmp_path) - before  # the run's own directory, while it runs
     got.close()
@@ -99,9 +97,7 @@ def test_no_directory_for_the_results_is_pool_failed_naming_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
-    got = ordered_results(
-        _square_plus_offset, [1, 2], workers=2, initializer=_setup, initargs=(0,), path="f"
-    )
+    got = _run(_square_plus_offset, [1, 2])
     with pytest.raises(PoolFailed, match="no directory for the workers' results") as caught:
         next(got)
     assert caught.value.filename == "f"
@@ -119,14 +115,7 @@ def test_a_result_that_cannot_be_written_is_pool_failed_not_the_files_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the workers fork with it
-    got = ordered_results(
-        _remove_the_result_directory_on_two,
-        list(range(6)),
-        workers=1,
-        initializer=_setup,
-        initargs=(0,),
-        path="f",
-    )
+    got = _run(_remove_the_result_directory_on_two, list(range(6)), workers=1)
     with pytest.raises(PoolFailed, match="could not pass on its result"):
         list(got)
 
