@@ -145,6 +145,14 @@ def _blocked(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "SD"
 
 
+def _all_stay_blocked(pids: list[int]) -> bool:
+    # Blocked at two looks 0.2 s apart: not a passing wait for the disk.
+    if not all(map(_blocked, pids)):
+        return False
+    time.sleep(0.2)
+    return all(map(_blocked, pids))
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
 def test_a_worker_killed_while_its_result_is_on_the_way_is_worker_lost_not_a_hang(
     tmp_path: Path,
@@ -156,27 +164,28 @@ def test_a_worker_killed_while_its_result_is_on_the_way_is_worker_lost_not_a_han
     script = tmp_path / "big.py"
     script.write_text(_BIG_RESULTS)
     proc = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE)
+    workers: list[int] = []
     try:
         deadline = time.monotonic() + 30
         while len(workers := children_of(proc.pid)) < 2:
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
-        time.sleep(0.1)
         os.kill(proc.pid, signal.SIGSTOP)
-        while not all(_blocked(w) for w in workers):
+        # Blocked at two looks 0.2 s apart: not a passing wait for the disk.
+        while not (
+            all(map(_blocked, workers)) and (time.sleep(0.2) or all(map(_blocked, workers)))
+        ):
             assert time.monotonic() < deadline, "a worker never blocked"
             time.sleep(0.05)
-        time.sleep(0.2)
-        assert all(_blocked(w) for w in workers)
         writing = [w for w in workers if "pipe_write" in Path(f"/proc/{w}/wchan").read_text()]
         os.kill((writing or workers)[0], signal.SIGKILL)
         os.kill(proc.pid, signal.SIGCONT)
         _out, err = proc.communicate(timeout=30)
     finally:
+        for w in workers:  # before the parent: once it is gone they are nobody's children
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGCONT)
             proc.kill()
-        for w in children_of(proc.pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(w, signal.SIGKILL)
     assert proc.returncode == 3, err
