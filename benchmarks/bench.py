@@ -330,6 +330,15 @@ def startup(repeats: int, baseline: Path | None = None) -> None:
             ("python -c pass", [py, "-c", "pass"], env, here),
             ("python -c 'import evalspec'", [py, "-c", "import evalspec"], env, here),
             ("evalspec validate fixtures/tasks.jsonl", validate, env, here),
+        ]
+        # The console script pip wrote: its wrapper imports `re` (and so `enum`) and
+        # compiles a pattern before evalspec runs, which `python -m` does not.
+        script = Path(py).parent / "evalspec"
+        if script.is_file():
+            rows.append(
+                ("  same, the console script pip wrote", [str(script), *validate[3:]], env, here)
+            )
+        rows += [
             ("  same, in a project with [tool.evalspec]", validate, env, project),
             ("  same, plugin cache and snapshot off", validate, nocache, here),
         ]

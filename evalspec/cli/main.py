@@ -84,13 +84,24 @@ class _OutputGuard:
         try:
             return call()
         except OSError as exc:
-            self._closed()
-            if exc.errno in (errno.EPIPE, errno.EINVAL) or isinstance(exc, BrokenPipeError):
-                return default
-            raise OutputFailed(self._name, exc.strerror or str(exc)) from None
+            return self._failed(exc, default)
+
+    def _failed(self, exc: OSError, default: Any) -> Any:
+        self._closed()
+        if exc.errno in (errno.EPIPE, errno.EINVAL) or isinstance(exc, BrokenPipeError):
+            return default
+        raise OutputFailed(self._name, exc.strerror or str(exc)) from None
 
     def write(self, text: str) -> int:
-        result: int = self._guarded(lambda: self._stream.write(text), len(text))
+        # _guarded's rules, written out: a million-error run calls this once an error.
+        result: int
+        if self.closed_early:
+            result = self._guarded(lambda: self._stream.write(text), len(text))
+            return result
+        try:
+            result = self._stream.write(text)
+        except OSError as exc:
+            result = self._failed(exc, len(text))
         return result
 
     def writelines(self, lines: Any) -> None:

@@ -66,9 +66,10 @@ class ChunkResult:
     """
 
     __slots__ = (
+        "_errors",
+        "_rows",
         "digests",
         "end",
-        "errors",
         "ids",
         "lengths",
         "lines",
@@ -96,7 +97,8 @@ class ChunkResult:
         self.origin = origin
         self.lines = lines
         self.total = total
-        self.errors = errors
+        self._errors: list[LineResult] | None = errors
+        self._rows: list[tuple[int, list[tuple[Any, ...]]]] | None = None
         self.ids = ids
         """The valid lines' task ids joined by newlines (a valid id holds no whitespace)."""
         self.skipped = skipped
@@ -107,6 +109,73 @@ class ChunkResult:
         """Instead of ``ids`` (then empty), when the parent keeps a digest table: the
         valid lines' task ids as 32-bit digests (``_core.id_digests``), 4 bytes an id
         rather than the id itself."""
+
+    @property
+    def errors(self) -> list[LineResult]:
+        """The invalid lines' results, numbered from ``origin``."""
+        if self._errors is None:
+            self._errors = self.numbered_errors(0)
+        return self._errors
+
+    @property
+    def n_errors(self) -> int:
+        """How many lines are in :attr:`errors`."""
+        return (
+            len(self._rows) if self._errors is None and self._rows is not None else len(self.errors)
+        )
+
+    def numbered_errors(self, shift: int) -> list[LineResult]:
+        """:attr:`errors` with ``shift`` added to every line number."""
+        rows = self._rows if self._errors is None else None
+        if rows is None:
+            return [_renumber(r, shift) for r in self.errors] if shift else self.errors
+        from evalspec.model import ErrorRecord
+        from evalspec.validation.validator import LineResult
+
+        out = []
+        for line, records in rows:
+            number = line + shift
+            out.append(LineResult(number, None, tuple(ErrorRecord(number, *r) for r in records)))
+        return out
+
+    # A worker's result reaches the parent pickled. Its error records travel as plain
+    # rows, which the parent builds into records once, at the numbers it reports
+    # (numbered_errors): pickling the attrs records, then building each again
+    # renumbered, cost the parent of --jobs 2 about 0.1 s of its time a million lines.
+    def __getstate__(self) -> tuple[Any, ...]:
+        rows = self._rows if self._errors is None else None
+        if rows is None:
+            rows = [
+                (r.line, [(e.rule, e.field, e.message, e.task_id, e.text) for e in r.errors])
+                for r in self.errors
+            ]
+        return (
+            self.start,
+            self.end,
+            self.origin,
+            self.lines,
+            self.total,
+            rows,
+            self.ids,
+            self.skipped,
+            self.lengths,
+            self.digests,
+        )
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (
+            self.start,
+            self.end,
+            self.origin,
+            self.lines,
+            self.total,
+            self._rows,
+            self.ids,
+            self.skipped,
+            self.lengths,
+            self.digests,
+        ) = state
+        self._errors = None
 
 
 class Tally:
@@ -345,7 +414,7 @@ def _blocks(stream: IO[bytes], block_bytes: int) -> Iterator[tuple[int, bytes]]:
 
 
 def _reused_blocks(
-    stream: io.BufferedIOBase, block_bytes: int
+    stream: io.BufferedIOBase, block_bytes: int, expected: int | None = None
 ) -> Iterator[tuple[int, memoryview | OverlongLine]]:
     """:func:`_blocks`, read into one buffer: each block is a view of it, good until the
     next block is asked for (the caller copies what it keeps).
@@ -356,10 +425,16 @@ def _reused_blocks(
     kernel. Here the one buffer is touched once; the unfinished line moves to its
     front. A line longer than the buffer grows it (a new buffer: the caller's last
     view still points into the old one); it shrinks back after that line.
+
+    ``expected`` is the stream's size when it is known (a regular file): a smaller
+    file gets a buffer of its own size. ``bytearray(n)`` zeroes all ``n`` bytes, so
+    a 4 MiB buffer for a 1 KiB file costs a page fault per 4 KiB (about 1.5 ms, a
+    tenth of a warm ``evalspec validate``). A stream longer than expected (a file
+    still being written) grows the buffer back to ``block_bytes``.
     """
     limit = max_line_bytes()
     size = max(1, block_bytes)
-    buf = bytearray(size)
+    buf = bytearray(size if expected is None else max(1, min(size, expected + 1)))
     view = memoryview(buf)
     have = 0  # bytes at buf's front not yet handed out: the start of an unended line
     start = 0
@@ -394,7 +469,10 @@ def _reused_blocks(
             return
         start += cut
         rest = bytes(view[cut:have])  # a copy: the two spans may overlap
-        if len(buf) > size and len(rest) < size:  # a long line is over: back to size
+        # Back to the full size after a long line, or when the stream holds more than
+        # expected (the small buffer filled).
+        long_line_over = len(buf) > size and len(rest) < size
+        if long_line_over or (len(buf) < size and have == len(buf)):
             buf = bytearray(size)
             view = memoryview(buf)
         buf[: len(rest)] = rest
@@ -512,7 +590,8 @@ def iter_problems(
                 digest = None if core is None else core.id_digests
             # One read buffer for the whole file: each block is checked and resolved
             # (duplicates' lines read back from it) before the next read.
-            for start, data in _reused_blocks(f, chunk_bytes):
+            expected = tally.size if regular else None
+            for start, data in _reused_blocks(f, chunk_bytes, expected):
                 if isinstance(data, OverlongLine):
                     from evalspec.validation.validator import LineResult
 
@@ -564,7 +643,7 @@ def _expected_ids(first: ChunkResult, size: int) -> int:
     """The ids a file of ``size`` bytes will hold, judged from its first chunk (5% more,
     and at most one id per 16 bytes): the digest table makes room for them at once."""
     read = max(1, first.end - first.start)
-    valid = first.total - len(first.errors)
+    valid = first.total - first.n_errors
     return min(size // 16, int(valid * size / read * 1.05))
 
 
@@ -583,6 +662,14 @@ def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
 
     signature = file_signature(f)
 
+    # One window, read into again for every line looked up: a fresh 64 KiB bytes
+    # object per read (two or three a repeated id) is mostly page faults, since the
+    # allocator hands each freed one back (the parent of --jobs 2 spent 0.17 s a
+    # million lines on them).
+    window = bytearray(1 << 16)
+    view = memoryview(window)
+    vouch: list[Callable[[bytes], str | None]] = []  # the fast path's, at the first line
+
     def id_at(offset: int, skip: int, line: int) -> str:
         # The ids were read from this file's bytes as they were: rewritten since, its
         # lines could tell a repeated id from a new one wrongly.
@@ -590,37 +677,66 @@ def _id_table(f: IO[bytes], spec: AnySpec) -> DigestIdTable | None:
             raise changed()
         # The table keeps one offset per 64 lines: the line is `skip` lines further on.
         # Every line before it was read whole once (none is over the limit).
-        while skip:
-            part = os.pread(fd, 1 << 16, offset)
-            cut = part.find(b"\n")
-            while cut >= 0 and skip > 1:
-                cut = part.find(b"\n", cut + 1)
-                skip -= 1
-            if not part:
+        while True:
+            got = _pread_into(fd, view, offset)
+            if not got:
                 raise changed()
-            if cut < 0:
-                offset += len(part)
-                continue
-            offset += cut + 1
-            skip -= 1
-        parts = []
-        got = 0
-        while got < limit:
-            part = os.pread(fd, min(1 << 16, limit - got), offset + got)
-            parts.append(part)
-            got += len(part)
-            if not part or b"\n" in part:
+            pos = 0
+            while skip:
+                cut = window.find(b"\n", pos, got)
+                if cut < 0:
+                    break
+                pos = cut + 1
+                skip -= 1
+            if not skip:
                 break
-        raw = b"".join(parts)
-        cut = raw.find(b"\n")
-        outcome = line_outcome(line, raw[: cut + 1] if cut >= 0 else raw, spec)
+            offset += got
+        cut = window.find(b"\n", pos, got)
+        if cut >= 0:
+            raw = bytes(view[pos : cut + 1])
+        else:  # the line runs past the window: read the rest of it (at most the limit)
+            parts = [bytes(view[pos:got])]
+            have, at = got - pos, offset + got
+            while have < limit:
+                part = os.pread(fd, min(1 << 16, limit - have), at)
+                parts.append(part)
+                have += len(part)
+                at += len(part)
+                if not part or b"\n" in part:
+                    break
+            raw = b"".join(parts)
+            cut = raw.find(b"\n")
+            raw = raw[: cut + 1] if cut >= 0 else raw
+        if len(raw) > limit:  # no valid line is: the file's bytes are not those read
+            raise changed()
+        # Most lines read again are vouched for by the fast path (the id of a valid
+        # line, as the precise path decodes it) at a tenth of the precise path's cost.
+        if not vouch:
+            from evalspec.validation.fast import FastPath
+
+            vouch.append(FastPath(spec).vouch_id)
+        task_id = vouch[0](raw)
+        if task_id is not None:
+            return task_id
+        outcome = line_outcome(line, raw, spec)
         # It was a valid task when it was read: anything else is another file's bytes.
         if outcome is None or outcome[1] or type(outcome[0]) is not dict:
             raise changed()
-        task_id: str = outcome[0]["task_id"]
-        return task_id
+        precise_id: str = outcome[0]["task_id"]
+        return precise_id
 
     return DigestIdTable(id_at, core.DigestTable(weak_bits=DIGEST_BITS))
+
+
+def _pread_into(fd: int, view: memoryview, offset: int) -> int:
+    """Read the bytes of ``fd`` at ``offset`` into ``view``, as many as it holds (fewer
+    only at the end of the file, or when a read is cut short: the caller reads on
+    from there); returns how many."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [view], offset)
+    data = os.pread(fd, len(view), offset)  # no preadv (macOS before 11)
+    view[: len(data)] = data
+    return len(data)
 
 
 def _in_block(data: bytes | memoryview, start: int) -> Callable[[int], bytes]:
@@ -693,9 +809,7 @@ def _resolve(
                 task_id = ids[pos]
             record = duplicate_record(number, task_id, first, line_at(offset))
             duplicates.append(LineResult(number, None, (record,)))
-    errors = result.errors
-    if shift:
-        errors = [_renumber(r, shift) for r in errors]
+    errors = result.numbered_errors(shift)
     tally.total += result.total
     tally.invalid += len(errors) + len(duplicates)
     tally.bytes_done = result.end

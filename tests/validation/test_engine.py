@@ -113,23 +113,26 @@ def test_blocks_cut_only_at_line_ends(lines: list[bytes], block: int, end: bytes
     block=st.integers(1, 50),
     end=st.sampled_from([b"", b"\n"]),
     limit=st.integers(1, 60),
+    off=st.none() | st.integers(-1500, 60),
 )
 def test_reused_blocks_hold_the_lines_bounded_lines_reads(
-    lines: list[bytes], block: int, end: bytes, limit: int
+    lines: list[bytes], block: int, end: bytes, limit: int, off: int | None
 ) -> None:
     """One buffer read into again: each view, copied when it comes, holds the next whole
     lines at its offset, and a line over the limit ends them where the reference
     reader (bounded_lines) ends them. Its first bytes: those read when it was found
     over the limit, at most 80, as _blocks keeps them (the reference keeps at most
-    limit + 1), never bytes past the data."""
+    limit + 1), never bytes past the data. The same whatever size the caller expects
+    (``off`` from the true size: a file that grew or shrank after its stat)."""
     import io
 
     data = b"\n".join(lines) + end if lines else b""
+    expected = None if off is None else max(0, len(data) + off)
     want = list(bounded_lines(io.BytesIO(data), limit))
     got: list[bytes] = []
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(MAX_LINE_ENV, str(limit))
-        for start, view in _reused_blocks(io.BytesIO(data), block):
+        for start, view in _reused_blocks(io.BytesIO(data), block, expected):
             if isinstance(view, OverlongLine):
                 assert view == data[start : start + 80][: len(view)]
                 assert min(80, limit + 1) <= len(view) <= 80
@@ -152,6 +155,21 @@ def test_reused_blocks_grow_for_a_long_line_and_shrink_after(tmp_path: Path) -> 
     assert b"".join(b for _, b in blocks) == data
     assert any(s == 2 and b.startswith(b"x" * 1000 + b"\n") for s, b in blocks)
     assert max(len(b) for s, b in blocks if s > 1003) <= 64
+
+
+def test_a_small_file_gets_a_buffer_of_its_size_and_a_longer_one_the_full_size() -> None:
+    """``bytearray(n)`` writes all n bytes: a 1 KiB file must not pay for a 4 MiB
+    buffer (issue 25's start-up). A stream longer than its stat said is still read
+    whole, in blocks of the full size once the small buffer has filled."""
+    import io
+
+    data = b"".join(b"line %d\n" % i for i in range(3000))
+    first = next(_reused_blocks(io.BytesIO(data[:1000]), 1 << 22, 1000))[1]
+    assert isinstance(first, memoryview)
+    assert len(first.obj) == 1001  # type: ignore[arg-type]
+    blocks = [(s, bytes(v)) for s, v in _reused_blocks(io.BytesIO(data), 4096, 100)]
+    assert b"".join(b for _, b in blocks) == data
+    assert max(len(b) for _, b in blocks) > 4000  # back to the full size after the first
 
 
 def test_a_serial_run_reports_duplicates_from_the_reused_buffer(
@@ -191,6 +209,29 @@ def test_colliding_digests_leave_the_output_unchanged(
     monkeypatch.setattr(engine, "DIGEST_BITS", bits)
     reported = list(iter_problems(str(path), jobs=jobs, chunk_bytes=64 << 10))
     assert sum(r.errors[0].rule == "duplicate_task_id" for r in reported) == 21
+    assert reported == _expected(path, registry)
+
+
+@pytest.mark.skipif(compiled_core() is None, reason="the digest table is the compiled core's")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_repeated_ids_on_lines_longer_than_the_read_window_are_found(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """The lines read again to decide a shared digest run past the parent's 64 KiB read
+    window, and so do the 63 lines skipped to reach them: every repeat is still found
+    on its real id, and no other id is taken for one."""
+    from evalspec.validation import engine
+
+    path = tmp_path / "tasks.jsonl"
+    sizes = [10, 70_000, 200, 140_000, 65_535, 65_536, 3]
+    lines = [
+        _line(f"id{i}", prompt="Say it. " * sizes[i % len(sizes)] + "\nAnswer:") for i in range(300)
+    ]
+    lines += [_line(f"id{i}") for i in (0, 1, 3, 64, 65, 130, 299)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setattr(engine, "DIGEST_BITS", 2)
+    reported = list(iter_problems(str(path), jobs=jobs, chunk_bytes=1 << 20))
+    assert sum(r.errors[0].rule == "duplicate_task_id" for r in reported) == 7
     assert reported == _expected(path, registry)
 
 
@@ -320,6 +361,38 @@ def test_renumbering_keeps_every_field_of_an_error_record() -> None:
     moved = _renumber(LineResult(2, None, (record,)), 40)
     assert moved.line == 42
     assert moved.errors == (attrs.evolve(record, line=42),)
+
+
+def test_a_chunk_result_sent_by_a_worker_keeps_every_field_of_its_error_records() -> None:
+    # A worker's ChunkResult crosses pickled, its records as plain rows built again
+    # positionally in the parent: no field may be dropped or moved on the way.
+    import pickle
+    from array import array
+
+    import attrs
+
+    from evalspec.model import ErrorRecord
+    from evalspec.validation.engine import ChunkResult
+    from evalspec.validation.validator import LineResult
+
+    values = {f.name: f"value of {f.name}" for f in attrs.fields(ErrorRecord)}
+    first = ErrorRecord(**dict(values, line=2))
+    second = ErrorRecord(**dict(values, line=2, rule="other", text=None))
+    third = ErrorRecord(**dict(values, line=5))
+    errors = [LineResult(2, None, (first, second)), LineResult(5, None, (third,))]
+    result = ChunkResult(0, 10, 2, 4, 4, errors, "a\nb", array("q", [2, 5]), array("q"))
+    sent = pickle.loads(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    assert sent.n_errors == 2
+    assert sent.numbered_errors(40) == [
+        LineResult(42, None, (attrs.evolve(first, line=42), attrs.evolve(second, line=42))),
+        LineResult(45, None, (attrs.evolve(third, line=45),)),
+    ]
+    assert sent.errors == errors
+    assert (sent.start, sent.end, sent.origin, sent.lines, sent.total, sent.ids) == (
+        0, 10, 2, 4, 4, "a\nb"
+    )  # fmt: skip
+    assert list(sent.skipped) == [2, 5]
+    assert pickle.loads(pickle.dumps(sent)).errors == errors  # sent on again
 
 
 def test_a_file_replaced_while_its_chunks_are_read_is_an_error(tmp_path: Path) -> None:

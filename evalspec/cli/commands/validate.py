@@ -120,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     paint = Painter.for_stream(sys.stdout, getattr(args, "color", "auto"))
 
     def print_error(name: str, e: ErrorRecord) -> None:
-        print(format_error(name, e, paint))
+        # One write, not print's two (the line, then its end): once an error.
+        sys.stdout.write(format_error(name, e, paint) + "\n")
 
     def print_entry(entry: FileValidation | DatasetValidation) -> None:
         if isinstance(entry, DatasetValidation):
