@@ -331,13 +331,16 @@ def startup(repeats: int, baseline: Path | None = None) -> None:
             ("python -c 'import evalspec'", [py, "-c", "import evalspec"], env, here),
             ("evalspec validate fixtures/tasks.jsonl", validate, env, here),
         ]
-        # The console script pip wrote: its wrapper imports `re` (and so `enum`) and
-        # compiles a pattern before evalspec runs, which `python -m` does not.
+        # The console script the installer wrote. pip's wrapper imports `re` (and so
+        # `enum`) and compiles a pattern before evalspec runs, which `python -m` does
+        # not; uv's wrapper does not (pypa/pip#13165: the wrapper is the installer's).
         script = Path(py).parent / "evalspec"
         if script.is_file():
-            rows.append(
-                ("  same, the console script pip wrote", [str(script), *validate[3:]], env, here)
+            imports_re = b"import re" in script.read_bytes()
+            name = "  same, the console script" + (
+                " (its wrapper imports re)" if imports_re else ""
             )
+            rows.append((name, [str(script), *validate[3:]], env, here))
         rows += [
             ("  same, in a project with [tool.evalspec]", validate, env, project),
             ("  same, plugin cache and snapshot off", validate, nocache, here),
