@@ -211,6 +211,10 @@ def throughput(
             )
     times: dict[str, list[float]] = {k: [] for k in approaches}
     rss: dict[str, list[int]] = {k: [] for k in approaches}
+    # What the machine gave a trivial pool in each round, measured right after the
+    # round's --jobs runs: the shared machine's spare cores change from minute to
+    # minute, so a --jobs speed-up means something only beside its own round's.
+    calibration: list[float] = []
     outputs: dict[str, str] = {}
     lint_outputs: dict[str, str] = {}
     try:
@@ -227,6 +231,9 @@ def throughput(
                 times[name].append(seconds)
                 rss[name].append(peak)
                 print(f"round {r + 1}: {name}: {seconds:.2f} s", file=sys.stderr)
+                if name == f"evalspec validate --jobs {jobs}":
+                    calibration.append(machine_parallelism(jobs))
+                    print(f"round {r + 1}: calibration: {calibration[-1]:.2f}x", file=sys.stderr)
         same = len({Path(p).read_bytes() for p in outputs.values()}) == 1
         same_lint = len({Path(p).read_bytes() for p in lint_outputs.values()}) <= 1
     finally:
@@ -251,10 +258,16 @@ def throughput(
         if other in times:
             ratio = statistics.median(a / b for a, b in zip(times[other], single, strict=True))
             print(f"{other} / validate --jobs 1 (paired, median): {ratio:.2f}x")
-    print(
-        f"(calibration: a trivial CPU-bound pool of {jobs} ran {machine_parallelism(jobs):.2f}x "
-        "faster than one process on this machine just now)\n"
-    )
+    if calibration:
+        share = statistics.median(
+            a / b / c for a, b, c in zip(single, parallel, calibration, strict=True)
+        )
+        print(
+            f"(calibration: a trivial CPU-bound pool of {jobs} ran "
+            f"{statistics.median(calibration):.2f}x faster than one process, median of the "
+            f"rounds ({min(calibration):.2f}-{max(calibration):.2f}x); --jobs {jobs}'s "
+            f"speed-up / its round's calibration, paired median: {share:.2f})\n"
+        )
     print(
         "| approach | records/s (median) | x floor per record: min / median / max "
         "| peak RSS | reports |"
@@ -512,7 +525,8 @@ def main() -> None:
         "--mix",
         action="append",
         choices=sorted(MIXES),
-        help="task mix to generate and measure (repeatable; default: both)",
+        help="task mix to generate and measure (repeatable; default: both, or with --file "
+        "the default mix: the file's labels for --lint)",
     )
     parser.add_argument(
         "--baseline",
@@ -525,7 +539,9 @@ def main() -> None:
         "--no-peers", action="store_true", help="skip the peers (msgspec, pydantic, ...)"
     )
     args = parser.parse_args()
-    args.mix = args.mix or sorted(MIXES)
+    # One named file is one mix (the default unless --mix says which): without this,
+    # the same file was measured twice, once under each mix's name.
+    args.mix = args.mix or (["default"] if args.file else sorted(MIXES))
     if not args.no_throughput:
         for mix in args.mix:
             name = f"evalspec-bench-{args.tasks}.jsonl"

@@ -619,13 +619,17 @@ def iter_problems(
         # The workers open the file by name: they check it is still the one open here.
         identity = file_identity(st)
         spans = [(os.fspath(path), a, b, identity) for a, b in itertools.pairwise(bounds)]
+        # N jobs are N - 1 workers and this process, which checks chunks itself while
+        # the next result is not ready (its own work between results is then not
+        # taken from the workers' cores).
         results = ordered_results(
             _work,
             spans,
-            workers=min(n_jobs, len(spans)),
+            workers=min(n_jobs - 1, len(spans)),
             initializer=_init_worker,
             initargs=(encode_spec(spec), fast, seen.needs_offsets),
             path=path,
+            here=_checker(spec, fast, seen),
         )
         try:
             for result in results:
@@ -637,6 +641,29 @@ def iter_problems(
                     on_chunk(tally)
         finally:
             results.close()  # a reader that stops early ends the workers now, not at GC
+
+
+def _checker(
+    spec: AnySpec, fast: bool, seen: IdTable | DigestIdTable
+) -> Callable[[tuple[str, int, int, tuple[int, int]]], ChunkResult]:
+    """What a worker does with a chunk (:func:`_work`), for the parent to do itself:
+    the same checks, digests when its table keeps them, one read buffer of its own."""
+    state: dict[str, Any] = {}
+
+    def check(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
+        path, start, end, identity = job
+        if not state:
+            from evalspec.validation.fast import FastPath, compiled_core
+
+            core = compiled_core() if seen.needs_offsets else None
+            state["fast"] = FastPath(spec) if fast else None
+            state["digest"] = None if core is None else core.id_digests
+            state["buffer"] = bytearray(CHUNK_BYTES + (64 << 10))
+        return check_chunk(
+            path, start, end, spec, state["fast"], identity, state["digest"], state["buffer"]
+        )
+
+    return check
 
 
 def _expected_ids(first: ChunkResult, size: int) -> int:

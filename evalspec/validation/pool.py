@@ -56,9 +56,18 @@ def ordered_results(
     initializer: Callable[..., None],
     initargs: tuple[Any, ...],
     path: str,
+    here: Callable[[Item], Result] | None = None,
 ) -> Generator[Result, None, None]:
     """``work(item)`` for each of ``items``, run in ``workers`` processes (each set up
     by ``initializer(*initargs)``), yielded in the order of ``items``.
+
+    ``here`` (optional) does what ``work`` does, in this process: while the result
+    due next is not ready, the caller's process takes the next item not yet handed
+    out and does it itself, instead of waiting (at most :data:`AHEAD` such results
+    wait for their turn). ``--jobs N`` so runs N - 1 workers and the parent: N
+    processes on N cores, not N + 1 (the parent's own work, between results, took
+    cores from the workers). An exception ``here`` raises is raised at its item's
+    turn, as a worker's is.
 
     :raises WorkerLost: a worker ended before its item was done (``path`` names the
         file being read in the error).
@@ -96,14 +105,36 @@ def ordered_results(
                 workers, mp_context=_context(), initializer=initializer, initargs=initargs
             )
             try:
-                pending = collections.deque(
-                    executor.submit(deposit, item) for item in items[: AHEAD * workers]
-                )
-                ahead = iter(items[AHEAD * workers :])
-                while pending:
-                    result: Result = _collect(directory, pending.popleft(), path)
-                    for item in itertools.islice(ahead, 1):
-                        pending.append(executor.submit(deposit, item))
+                # Each item's future, or the outcome of one done here, in item order.
+                due: collections.deque[Future[str] | _Done] = collections.deque()
+                queued = 0  # futures in `due`
+                kept = 0  # outcomes done here in `due`
+                rest = iter(items)
+                for item in itertools.islice(rest, AHEAD * workers):
+                    due.append(executor.submit(deposit, item))
+                    queued += 1
+                while due:
+                    head = due.popleft()
+                    if isinstance(head, _Done):
+                        kept -= 1
+                        result = head.result()
+                    else:
+                        # While the result due is not ready, do the next items here.
+                        while here is not None and not head.done() and kept < AHEAD:
+                            item = next(rest, _NONE)
+                            if item is _NONE:
+                                break
+                            due.append(_Done.of(here, item))
+                            kept += 1
+                        queued -= 1
+                        result = _collect(directory, head, path)
+                    # Keep every worker AHEAD items ahead (those done here aside).
+                    while queued < AHEAD * workers:
+                        item = next(rest, _NONE)
+                        if item is _NONE:
+                            break
+                        due.append(executor.submit(deposit, item))
+                        queued += 1
                     yield result
             except BrokenProcessPool:  # from an item's result, or from submit() after it
                 raise WorkerLost(
@@ -114,6 +145,32 @@ def ordered_results(
     finally:
         # After the executor's shutdown: no worker writes here any more.
         shutil.rmtree(directory, ignore_errors=True)
+
+
+_NONE: Any = object()
+"""No item left."""
+
+
+class _Done:
+    """The outcome of an item done in the caller's process, kept until its turn."""
+
+    __slots__ = ("_error", "_value")
+
+    def __init__(self, value: Any, error: Exception | None) -> None:
+        self._value = value
+        self._error = error
+
+    @classmethod
+    def of(cls, here: Callable[[Item], Result], item: Item) -> _Done:
+        try:
+            return cls(here(item), None)
+        except Exception as exc:  # raised at its turn, as a worker's would be
+            return cls(None, exc)
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _deposit(work: Callable[[Item], Result], directory: str, item: Item) -> str:

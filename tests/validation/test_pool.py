@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostile_helpers import children_of
@@ -66,6 +67,71 @@ def test_an_exception_in_work_reaches_the_parent_as_raised() -> None:
     with pytest.raises(PermissionError) as caught:
         list(got)
     assert (caught.value.errno, caught.value.filename) == (13, "chunk-3")
+
+
+def _helped(work: Callable[[int], Any], items: list[int], here: Callable[[int], Any]) -> Any:
+    """One worker, and ``here`` doing items in this process while it waits."""
+    return ordered_results(
+        work, items, workers=1, initializer=_setup, initargs=(0,), path="f", here=here
+    )
+
+
+def _slow_with_pid(n: int) -> tuple[int, int]:
+    time.sleep(0.2 if n == 0 else 0.01)
+    return n, os.getpid()
+
+
+def test_the_caller_does_items_itself_while_it_waits_in_order_and_at_most_ahead() -> None:
+    """``here`` takes the next item not handed out while the result due is not ready:
+    every result still comes in item order, the workers do some and the caller some,
+    and no more than AHEAD of the caller's results wait for their turn at once."""
+    items = list(range(40))
+    yielded: list[int] = []
+    waiting_at_calls: list[int] = []
+    done_here: list[int] = []
+
+    def here(n: int) -> tuple[int, int]:
+        waiting_at_calls.append(sum(1 for m in done_here if m >= len(yielded)))
+        done_here.append(n)
+        return n, os.getpid()
+
+    got = _helped(_slow_with_pid, items, here)
+    pids = []
+    for n, pid in got:
+        yielded.append(n)
+        pids.append(pid)
+    assert yielded == items
+    assert os.getpid() in pids  # the caller did some (item 0 takes the worker 0.2 s)
+    assert {pid for pid in pids if pid != os.getpid()}  # and the worker some
+    assert [n for n, pid in zip(items, pids, strict=True) if pid == os.getpid()] == done_here
+    assert max(waiting_at_calls) < AHEAD
+
+
+def _always_refused(n: int) -> int:
+    raise PermissionError(13, "not allowed", f"chunk-{n}")
+
+
+def test_an_exception_raised_here_is_raised_at_its_turn() -> None:
+    got = _helped(_slow_with_pid, list(range(20)), _always_refused)
+    before: list[int] = []
+    with pytest.raises(PermissionError) as caught:
+        for n, _ in got:
+            before.append(n)
+    # The first item done here (after those handed to the worker at once) raised, and
+    # only when every earlier result had been yielded.
+    assert before == list(range(AHEAD))
+    assert caught.value.filename == f"chunk-{AHEAD}"
+
+
+def _die_at_once(n: int) -> int:
+    os._exit(9)
+
+
+def test_a_worker_lost_while_the_caller_helps_is_worker_lost_not_done_here() -> None:
+    """A lost worker's item is never done again here: the run ends as WorkerLost."""
+    got = _helped(_die_at_once, list(range(20)), lambda n: n)
+    with pytest.raises(WorkerLost):
+        list(got)
 
 
 def _run(
