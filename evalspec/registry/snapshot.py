@@ -28,7 +28,10 @@ pending version) is raised as without the snapshot and nothing is written.
 snapshot the same way but reads it into the plain
 :class:`~evalspec.registry.tables.SpecTables` rather than the attrs
 :class:`~evalspec.versions.SpecVersion`: a warm run then imports neither the
-registry, pluggy nor attrs.
+registry, pluggy nor attrs. The snapshot also keeps the aliases the registered
+categories and metrics declare (:func:`aliases_in_force`), so the hint in the
+message of an invalid line (``did you mean 'classification'?``) loads no plugin
+either.
 
 The snapshot file is untrusted input. ``$XDG_CACHE_HOME`` is what CI
 systems save and restore between jobs, jobs that ran pull requests' code
@@ -77,8 +80,9 @@ if TYPE_CHECKING:
     from evalspec.versions import SpecVersion
 
     Stamp: TypeAlias = Any  # a JSON-ready list: what a file or directory looked like
+    Alias: TypeAlias = tuple[str, tuple[str, ...], str]  # name, patterns, alias_hint
 
-FORMAT = 3
+FORMAT = 4
 """Of the snapshot file; a snapshot of another format is rebuilt."""
 
 MAX_BYTES = 4 << 20
@@ -132,6 +136,34 @@ def _in_force(spec_version: int | None, decode: Callable[[Any], Any]) -> Any:
     with contextlib.suppress(OSError):
         write(path, registry, spec_version)
     return registry.spec
+
+
+def aliases_in_force() -> dict[str, tuple[Alias, ...]]:
+    """What the registered categories and metrics of the current project declare as
+    their ``aliases`` (:class:`~evalspec.model.Category`), keyed ``"category"`` and
+    ``"metric"``, each ``(name, patterns, alias_hint)`` in registry order, at the
+    newest spec version: from that version's snapshot when it is current, else from
+    the registry built afresh (and snapshotted), as :func:`tables_in_force` answers.
+
+    Only the message of an invalid line needs them: from the snapshot, that message
+    loads no plugin, pluggy or attrs (tens of milliseconds, in every ``--jobs``
+    process that reports one).
+
+    :raises EvalspecError: as ``default_registry`` does.
+    """
+    path = snapshot_path(None)
+    if os.environ.get(discovery.NO_CACHE_ENV) or path is None:
+        return _decode_aliases(_aliases_of(_build(None)))
+    doc = _current_doc(path, None)
+    if doc is not None:
+        try:
+            return _decode_aliases(doc["aliases"])
+        except (ValueError, KeyError, TypeError, RecursionError):
+            pass  # not a snapshot of ours: rebuilt below
+    registry = _build(None)
+    with contextlib.suppress(OSError):
+        write(path, registry, None)
+    return _decode_aliases(_aliases_of(registry))
 
 
 def _build(spec_version: int | None) -> Registry:
@@ -286,6 +318,24 @@ def encode_spec(spec: AnySpec) -> dict[str, Any]:
     }
 
 
+def _aliases_of(registry: Registry) -> dict[str, list[list[Any]]]:
+    """The aliases ``registry``'s categories and metrics declare, as JSON-ready data."""
+    return {
+        kind: [[e.name, list(e.aliases), e.alias_hint] for e in entries.values() if e.aliases]
+        for kind, entries in (("category", registry.categories), ("metric", registry.metrics))
+    }
+
+
+def _decode_aliases(doc: Any) -> dict[str, tuple[Alias, ...]]:
+    """What :func:`_aliases_of` wrote; :class:`ValueError` on anything else."""
+    if type(doc) is not dict or set(doc) != {"category", "metric"}:
+        raise _Malformed
+    return {
+        kind: tuple((_str(n), _strs(a), _str(h)) for n, a, h in _rows(doc[kind], 3))
+        for kind in ("category", "metric")
+    }
+
+
 class _Malformed(ValueError):
     """The snapshot's content is not a spec version."""
 
@@ -392,9 +442,16 @@ def _required(key: Any) -> list[list[str]]:
 
 
 def _current_spec_doc(path: str, spec_version: int | None) -> Any:
-    """The ``spec`` part of the snapshot at ``path`` if the file is sealed under this
-    user's key, well-formed and current (its key, its dependency list holding at
-    least :func:`_required`, and every dependency's stamp), else ``None``."""
+    """The ``spec`` part of the snapshot at ``path`` if :func:`_current_doc` finds it
+    current, else ``None``."""
+    doc = _current_doc(path, spec_version)
+    return None if doc is None else doc["spec"]
+
+
+def _current_doc(path: str, spec_version: int | None) -> dict[str, Any] | None:
+    """The snapshot at ``path`` if the file is sealed under this user's key,
+    well-formed and current (its key, its dependency list holding at least
+    :func:`_required`, and every dependency's stamp), else ``None``."""
     data = discovery.read_own_file(path, MAX_BYTES)
     if data is None:
         return None
@@ -402,7 +459,9 @@ def _current_spec_doc(path: str, spec_version: int | None) -> Any:
         doc = _loads(data)  # json.loads, without importing json (and re) on the warm path
         if type(doc) is not dict or doc.get("format") != FORMAT:
             return None
-        key, spec, deps = doc["key"], doc["spec"], doc["dependencies"]
+        key, deps = doc["key"], doc["dependencies"]
+        if "spec" not in doc or "aliases" not in doc:
+            return None
         if key != _global_key(spec_version):
             return None
         stamped = {(_str(how), _str(dep_path)) for how, dep_path, _ in _rows(deps, 3)}
@@ -411,7 +470,7 @@ def _current_spec_doc(path: str, spec_version: int | None) -> Any:
         for how, dep_path, stamp in deps:
             if _STAMPERS[how](dep_path) != stamp:
                 return None
-        return spec
+        return doc
     except (ValueError, KeyError, TypeError, RecursionError):  # not a snapshot of ours
         return None
 
@@ -435,7 +494,8 @@ def write(path: str, registry: Registry, spec_version: int | None) -> None:
     key = _global_key(spec_version)
     deps = _dependencies(registry)
     spec = encode_spec(registry.spec)
-    doc = {"format": FORMAT, "key": key, "dependencies": deps, "spec": spec}
+    aliases = _aliases_of(registry)
+    doc = {"format": FORMAT, "key": key, "dependencies": deps, "spec": spec, "aliases": aliases}
     import json  # a cold run's: it built the registry
 
     discovery.write_own_file(path, json.dumps(doc, separators=(",", ":")))

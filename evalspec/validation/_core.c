@@ -606,6 +606,14 @@ done:
     return out;
 }
 
+/* A hint to load memory soon; nothing where the compiler has no such builtin (C99). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch((address), 0, 1)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+#define PREFETCH_AHEAD 16
+
 static uint32_t slot_tag(uint64_t slot) { return (uint32_t)(slot >> 32); }
 
 /* The first slot to probe for a digest: its mix scaled to the slots (n_slots <= 2**32,
@@ -741,6 +749,17 @@ static PyObject *add_entries(DigestTable *t, PyObject *ids, const Py_buffer *dig
             uint32_t d;
             memcpy(&d, (const char *)digests->buf + i * (Py_ssize_t)sizeof(uint32_t), sizeof(d));
             digest = (int64_t)weaken(t, d);
+            if (i + PREFETCH_AHEAD < n) {
+                /* The slots are a table of megabytes probed at random: each probe is a
+                 * cache miss, so the home slot of a digest some way ahead is fetched
+                 * now (the parent of --jobs spent ~90 ns an id waiting for memory). */
+                uint32_t ahead;
+                memcpy(&ahead,
+                       (const char *)digests->buf +
+                           (i + PREFETCH_AHEAD) * (Py_ssize_t)sizeof(uint32_t),
+                       sizeof(ahead));
+                PREFETCH(t->slots + home_slot(t, weaken(t, ahead)));
+            }
         }
         if (digest < 0) {
             Py_CLEAR(candidates);

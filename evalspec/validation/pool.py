@@ -107,11 +107,14 @@ def ordered_results(
             try:
                 # Each item's future, or the outcome of one done here, in item order.
                 due: collections.deque[Future[str] | _Done] = collections.deque()
+                item_of: dict[Future[str], Item] = {}  # of the futures in `due`
                 queued = 0  # futures in `due`
                 kept = 0  # outcomes done here in `due`
                 rest = iter(items)
                 for item in itertools.islice(rest, AHEAD * workers):
-                    due.append(executor.submit(deposit, item))
+                    future = executor.submit(deposit, item)
+                    due.append(future)
+                    item_of[future] = item
                     queued += 1
                 while due:
                     head = due.popleft()
@@ -119,12 +122,19 @@ def ordered_results(
                         kept -= 1
                         result = head.result()
                     else:
-                        # While the result due is not ready, do the next items here.
+                        del item_of[head]
+                        # While the result due is not ready, do the next items here;
+                        # once none is left to hand out, take back the last one still
+                        # waiting for a worker (at the end of a file, the workers'
+                        # queues would otherwise be finished while this process waits).
                         while here is not None and not head.done() and kept < AHEAD:
                             item = next(rest, _NONE)
-                            if item is _NONE:
+                            if item is not _NONE:
+                                due.append(_Done.of(here, item))
+                            elif not _take_back(due, item_of, here):
                                 break
-                            due.append(_Done.of(here, item))
+                            else:
+                                queued -= 1
                             kept += 1
                         queued -= 1
                         result = _collect(directory, head, path)
@@ -133,7 +143,9 @@ def ordered_results(
                         item = next(rest, _NONE)
                         if item is _NONE:
                             break
-                        due.append(executor.submit(deposit, item))
+                        future = executor.submit(deposit, item)
+                        due.append(future)
+                        item_of[future] = item
                         queued += 1
                     yield result
             except BrokenProcessPool:  # from an item's result, or from submit() after it
@@ -171,6 +183,24 @@ class _Done:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def _take_back(
+    due: collections.deque[Future[str] | _Done],
+    item_of: dict[Future[str], Item],
+    here: Callable[[Item], Result],
+) -> bool:
+    """Do here the last item of ``due`` that no worker has started (its future is
+    cancelled: the executor never hands it out); False when there is none."""
+    for i in range(len(due) - 1, -1, -1):
+        future = due[i]
+        if isinstance(future, _Done):
+            continue
+        if not future.cancel():  # already with a worker: so are all before it
+            return False
+        due[i] = _Done.of(here, item_of.pop(future))
+        return True
+    return False
 
 
 def _deposit(work: Callable[[Item], Result], directory: str, item: Item) -> str:

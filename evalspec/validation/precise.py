@@ -221,22 +221,23 @@ def _alias_hint(kind: str, value: str, names: tuple[str, ...]) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _alias_hint_in(project_dir: str, kind: str, value: str, names: tuple[str, ...]) -> str:
-    # Only for an invalid line, so the registry (plugins, attrs) is loaded only then;
-    # the project directory is part of the key because its plugins declare aliases too.
+    # Only for an invalid line. The aliases come with the snapshot of the spec in
+    # force, so no plugin (nor pluggy, nor attrs) is loaded for them when it is
+    # current; the project directory is part of the key because its plugins declare
+    # aliases too.
     from fnmatch import fnmatchcase
 
     from evalspec.errors import EvalspecError
-    from evalspec.registry.build import default_registry
+    from evalspec.registry.snapshot import aliases_in_force
 
     try:
-        registry = default_registry()
+        declared = aliases_in_force()[kind]
     except EvalspecError:
         return ""  # a hint never turns a verdict into an error of its own
-    entries: Mapping[str, Any] = registry.categories if kind == "category" else registry.metrics
     folded = value.lower()
-    for name, entry in entries.items():
-        if name in names and any(fnmatchcase(folded, a.lower()) for a in entry.aliases):
-            note = f" {entry.alias_hint}" if entry.alias_hint else ""
+    for name, aliases, alias_hint in declared:
+        if name in names and any(fnmatchcase(folded, a.lower()) for a in aliases):
+            note = f" {alias_hint}" if alias_hint else ""
             return f"; did you mean {name!r}?{note}"
     return ""
 

@@ -86,6 +86,33 @@ def test_a_snapshot_sealed_under_the_key_but_with_a_bad_spec_is_ignored(
     assert snapshot.load(str(written), None) is None
 
 
+def test_the_aliases_come_from_a_current_snapshot_and_a_bad_part_is_rebuilt(
+    written: Path, registry: Registry
+) -> None:
+    """The hint of an invalid line reads the aliases from the snapshot; sealed but
+    malformed or missing, they are rebuilt from the registry, never believed."""
+    expected = {
+        kind: tuple((e.name, e.aliases, e.alias_hint) for e in entries.values() if e.aliases)
+        for kind, entries in (("category", registry.categories), ("metric", registry.metrics))
+    }
+    assert expected["category"] and expected["metric"]  # the built-ins declare some
+    assert snapshot.aliases_in_force() == expected
+    payload = seal.unseal(written.read_bytes())
+    assert payload is not None
+    for bad in ({"category": [["code_exec", "pass@*", ""]], "metric": []}, None, "missing"):
+        doc = json.loads(payload)
+        if bad == "missing":
+            del doc["aliases"]
+        else:
+            doc["aliases"] = bad
+        written.write_bytes(seal.seal(json.dumps(doc).encode()))
+        assert snapshot.aliases_in_force() == expected
+        rebuilt = seal.unseal(written.read_bytes())  # and written afresh
+        assert (
+            rebuilt is not None and json.loads(rebuilt)["aliases"] == json.loads(payload)["aliases"]
+        )
+
+
 def test_a_symlink_or_a_file_others_can_write_is_not_read(written: Path, tmp_path: Path) -> None:
     target = tmp_path / "elsewhere.json"
     shutil.copy(written, target)

@@ -6,6 +6,7 @@ plugin declares its own the same way."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,26 @@ def test_a_close_spelling_still_gets_the_close_name_and_a_stranger_none() -> Non
     assert "did you mean" not in stranger
     (huge,) = messages(metric_name="pass@" + "1" * 10_000)  # not looked up: no hint, no cost
     assert "did you mean" not in huge
+
+
+def test_a_warm_run_gives_the_hint_without_loading_a_plugin(tmp_path: Path) -> None:
+    """With the snapshot current, the hint of an invalid line needs no registry: the
+    command imports neither the registry's builder nor pluggy (tens of milliseconds,
+    in every --jobs process that reports such a line), and says the same."""
+    (tmp_path / "t.jsonl").write_text(json.dumps({**TASK, "category": "sentiment"}) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "EVALSPEC_NO_PLUGIN_CACHE"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    run = [sys.executable, "-X", "importtime", "-m", "evalspec", "validate", "t.jsonl"]
+    cold, warm = (
+        subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        for _ in range(2)
+    )
+    assert cold.returncode == warm.returncode == 1
+    assert cold.stdout == warm.stdout
+    assert "did you mean 'classification'? the label is the target" in warm.stdout
+    assert "evalspec.registry.build" in cold.stderr  # the control: the cold run built it
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines()}
+    assert not imported & {"evalspec.registry.build", "pluggy", "evalspec.registry.manager"}
 
 
 @pytest.mark.parametrize("bad", ["", "two words", 3])

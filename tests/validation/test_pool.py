@@ -103,8 +103,31 @@ def test_the_caller_does_items_itself_while_it_waits_in_order_and_at_most_ahead(
     assert yielded == items
     assert os.getpid() in pids  # the caller did some (item 0 takes the worker 0.2 s)
     assert {pid for pid in pids if pid != os.getpid()}  # and the worker some
-    assert [n for n, pid in zip(items, pids, strict=True) if pid == os.getpid()] == done_here
+    assert [n for n, pid in zip(items, pids, strict=True) if pid == os.getpid()] == sorted(
+        done_here
+    )
     assert max(waiting_at_calls) < AHEAD
+
+
+def test_at_the_end_the_caller_takes_back_an_item_no_worker_has_started() -> None:
+    """With nothing left to hand out, the caller does the last item still waiting for a
+    worker (its future cancelled), instead of waiting while the worker's queue drains:
+    the results stay in order, each item done once."""
+    calls: list[int] = []
+
+    def here(n: int) -> tuple[int, int]:
+        calls.append(n)
+        return n, os.getpid()
+
+    # Item 0 keeps the worker 0.2 s; items 1 (and maybe 2) wait in the executor's call
+    # queue by then, item 3 still in its pending items: it can be cancelled.
+    got = list(_helped(_slow_with_pid, list(range(6)), here))
+    assert [n for n, _ in got] == list(range(6))
+    by = dict(got)
+    assert by[0] != os.getpid()  # the worker's
+    assert by[3] == os.getpid()  # handed to the pool, taken back
+    assert sorted(calls) == sorted(set(calls))  # nothing done twice here
+    assert {n for n, pid in got if pid == os.getpid()} == set(calls)
 
 
 def _always_refused(n: int) -> int:
