@@ -497,29 +497,32 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(spec_doc: dict[str, Any], fast: bool, digests: bool = False) -> None:
-    from evalspec.registry.snapshot import decode_spec
+    from evalspec.registry.snapshot import decode_tables
 
     # Ctrl-C is the parent's to handle: it stops the pool and exits 130; SIGTERM
     # ends a worker at once, silently.
     in_worker()
     # The parent's spec version, sent as JSON-ready data (it pickles under
-    # spawn too): a worker neither loads plugins nor reads the project.
-    spec = decode_spec(spec_doc)
+    # spawn too): a worker neither loads plugins nor reads the project. Read as the
+    # plain tables, as a warm parent holds them: the attrs classes of
+    # evalspec.versions (and what it imports) cost a worker ~40 ms to import.
+    spec = decode_tables(spec_doc)
     _worker["spec"] = spec
-    if fast:
-        from evalspec.validation.fast import FastPath
+    _worker["fast"], _worker["digest"] = _chunk_checks(spec, fast, digests)
 
-        _worker["fast"] = FastPath(spec)
-    else:
-        _worker["fast"] = None
-    # The parent keeps a digest table: send it digests, not ids (4 bytes an id). A
-    # worker without the core sends ids, which the parent takes as well.
-    _worker["digest"] = None
-    if digests:
-        from evalspec.validation.fast import compiled_core
 
-        core = compiled_core()
-        _worker["digest"] = None if core is None else core.id_digests
+def _chunk_checks(
+    spec: AnySpec, fast: bool, digests: bool
+) -> tuple[FastPath | None, Callable[[list[str]], bytes] | None]:
+    """What checking a chunk needs besides its bytes, the same in a worker and in the
+    parent that checks chunks itself: the fast path (unless ``fast`` is off), and the
+    core's digest function when the parent keeps a digest table (``digests``): then
+    the chunk's ids go to it as digests, not ids (4 bytes an id). Without the core, ids
+    are sent, which that table takes as well."""
+    from evalspec.validation.fast import FastPath, compiled_core
+
+    core = compiled_core() if digests else None
+    return (FastPath(spec) if fast else None), (None if core is None else core.id_digests)
 
 
 def _work(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
@@ -647,21 +650,20 @@ def _checker(
     spec: AnySpec, fast: bool, seen: IdTable | DigestIdTable
 ) -> Callable[[tuple[str, int, int, tuple[int, int]]], ChunkResult]:
     """What a worker does with a chunk (:func:`_work`), for the parent to do itself:
-    the same checks, digests when its table keeps them, one read buffer of its own."""
-    state: dict[str, Any] = {}
+    the same checks, digests when its table keeps them, one read buffer of its own.
+
+    The fast path is built now, before the pool starts: workers forked after it
+    inherit its imports (msgspec's among them) instead of each importing them again.
+    The buffer is made at the first chunk (made before the fork, its pages would be
+    copied when this process first writes them)."""
+    fast_path, digest = _chunk_checks(spec, fast, seen.needs_offsets)
+    buffers: list[bytearray] = []
 
     def check(job: tuple[str, int, int, tuple[int, int]]) -> ChunkResult:
         path, start, end, identity = job
-        if not state:
-            from evalspec.validation.fast import FastPath, compiled_core
-
-            core = compiled_core() if seen.needs_offsets else None
-            state["fast"] = FastPath(spec) if fast else None
-            state["digest"] = None if core is None else core.id_digests
-            state["buffer"] = bytearray(CHUNK_BYTES + (64 << 10))
-        return check_chunk(
-            path, start, end, spec, state["fast"], identity, state["digest"], state["buffer"]
-        )
+        if not buffers:
+            buffers.append(bytearray(CHUNK_BYTES + (64 << 10)))
+        return check_chunk(path, start, end, spec, fast_path, identity, digest, buffers[0])
 
     return check
 

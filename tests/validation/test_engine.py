@@ -532,3 +532,40 @@ def test_the_core_span_lines_refuses_skipped_lines_outside_or_out_of_order() -> 
         core.span_lines(array("i", [3]), array("q"), 1, 0, 0)
     with pytest.raises(TypeError):
         core.span_lines(lengths, array("q"), 10)  # type: ignore[call-arg]
+
+
+def test_a_forked_worker_starts_without_importing_the_attrs_spec_classes(tmp_path: Path) -> None:
+    """A worker reads the parent's spec as the plain tables a warm parent holds, and
+    inherits the fast path's imports from the parent that built its own before the
+    pool started: neither evalspec.versions (attrs, the migrations: ~40 ms) nor
+    msgspec is imported again in it."""
+    script = """
+import os, sys
+from evalspec.registry.snapshot import encode_spec, spec_in_force
+from evalspec.registry.tables import SpecTables
+from evalspec.validation import engine
+from evalspec.validation.idtable import IdTable
+spec = spec_in_force()
+doc = encode_spec(spec)
+HEAVY = ("evalspec.versions", "msgspec")
+for name in [m for m in sys.modules if m.startswith(HEAVY)]:
+    del sys.modules[name]  # as in a warm parent, which never imported them
+engine._checker(spec, True, IdTable())  # the parent's fast path, before the fork
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    before = set(sys.modules)
+    engine._init_worker(doc, True)
+    new = sorted(m for m in set(sys.modules) - before if m.startswith((*HEAVY, "attr")))
+    ok = type(engine._worker["spec"]) is SpecTables and encode_spec(engine._worker["spec"]) == doc
+    os.write(w, repr((ok, new)).encode())
+    os._exit(0)
+os.close(w)
+os.waitpid(pid, 0)
+print(os.read(r, 65536).decode())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(True, [])"
