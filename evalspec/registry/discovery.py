@@ -21,6 +21,10 @@ writable only by them, or that is a symlink, too big, not sealed under this
 user's key (:mod:`evalspec.io.seal`) or not well-formed, is ignored and
 rescanned; a named pipe or ``/dev/zero`` planted there cannot
 stall or exhaust the run.
+
+Each key has a file of its own (an interpreter, ``sys.path``, a project), so
+:func:`write_own_file` prunes the directory as it writes (:func:`prune`): the
+:data:`KEEP_FILES` most recently written files of each kind stay.
 """
 
 from __future__ import annotations
@@ -45,6 +49,16 @@ NO_CACHE_ENV = "EVALSPEC_NO_PLUGIN_CACHE"
 _VERSION = 1  # of the cache format
 MAX_CACHE_BYTES = 4 << 20
 """An entry-point cache file bigger than this is not read (it is not one of ours)."""
+
+KEEP_FILES = 256
+"""Cache files of each kind (``spec-*.json``, ``entry-points-*.json``) kept when one is
+written: the most recently written. Each key (an interpreter, ``sys.path``, a
+project) has a file of its own, and CI jobs or test runs in fresh directories make
+new keys every day: without a bound the directory only grows."""
+
+STALE_TEMP_SECONDS = 3600
+"""A temporary file of a writer (``.NAME.PID.RANDOM``) older than this was left by a
+writer that was killed before its rename: it is removed."""
 
 
 class Distribution:
@@ -160,6 +174,84 @@ def write_own_file(path: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    prune(directory, keep=os.path.basename(path))
+
+
+def prune(directory: str, keep: str = "") -> int:
+    """Remove from the cache ``directory`` all but the :data:`KEEP_FILES` most recently
+    written files of each kind (never ``keep``, the one just written), and writers'
+    temporary files older than :data:`STALE_TEMP_SECONDS`; returns how many went.
+
+    Only regular files of this user's with a cache file's name are removed: nothing
+    else in the directory, no symlink, no directory. A file removed while another
+    process reads it is, to that process, a cache miss (it rebuilds and writes it
+    again), never a wrong answer. Errors are ignored: pruning is housekeeping.
+    """
+    import time
+
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    if len(entries) <= KEEP_FILES:
+        return 0  # the usual case: nothing to look at
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    now = time.time()
+    kinds: dict[str, list[tuple[int, str]]] = {}
+    stale: list[str] = []
+    for entry in entries:
+        name = entry.name
+        temp = _temp_of(name)
+        kind = _kind_of(temp if temp is not None else name)
+        if kind is None or name == keep:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+            continue
+        if temp is not None:
+            if now - st.st_mtime > STALE_TEMP_SECONDS:
+                stale.append(entry.path)
+        else:
+            kinds.setdefault(kind, []).append((st.st_mtime_ns, entry.path))
+    doomed = stale
+    for kind, files in kinds.items():
+        files.sort(reverse=True)  # newest first
+        room = KEEP_FILES - (1 if _kind_of(keep) == kind else 0)  # `keep` is one of them
+        doomed += [path for _, path in files[room:]]
+    removed = 0
+    for path in doomed:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            removed += 1
+    return removed
+
+
+def _kind_of(name: str) -> str | None:
+    """``"spec"`` for ``spec-0123abcd.json`` (a cache file's name: a kind, 8 hex digits
+    of its key), else ``None``."""
+    if not name.endswith(".json"):
+        return None
+    kind, dash, key = name[: -len(".json")].rpartition("-")
+    if not dash or not kind or len(key) != 8 or key.strip("0123456789abcdef"):
+        return None
+    return kind
+
+
+def _temp_of(name: str) -> str | None:
+    """The cache file's name a writer's temporary file ``.NAME.PID.RANDOM`` is for."""
+    if not name.startswith("."):
+        return None
+    target, pid, random = [*name[1:].rsplit(".", 2), "", ""][:3]
+    if (
+        not (pid.isascii() and pid.isdigit())
+        or len(random) != 8
+        or random.strip("0123456789abcdef")
+    ):
+        return None
+    return target
 
 
 def fingerprint() -> list[Any]:

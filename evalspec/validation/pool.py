@@ -16,6 +16,7 @@ import functools
 import itertools
 import os
 import pickle
+import stat
 import sys
 from collections.abc import Callable, Generator, Sequence
 
@@ -86,8 +87,10 @@ def ordered_results(
     # writes its result to a file of this directory (mode 0700, so no other user
     # reads or plants one), and sends the file's name: a message of a few dozen
     # bytes, which a pipe takes whole or not at all (POSIX: up to PIPE_BUF).
+    _sweep_left_behind(tempfile.gettempdir())
     try:
-        directory = tempfile.mkdtemp(prefix="evalspec-jobs-")
+        # The pid in the name tells a later run whether this one is still alive.
+        directory = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
     except OSError as exc:
         raise PoolFailed(
             exc.errno or 0, f"no directory for the workers' results ({exc.strerror or exc})", path
@@ -161,6 +164,60 @@ def ordered_results(
 
 _NONE: Any = object()
 """No item left."""
+
+_PREFIX = "evalspec-jobs-"
+"""Of a run's result directory: ``evalspec-jobs-PID-RANDOM``."""
+
+LEFT_BEHIND_SECONDS = 3600
+"""A result directory untouched this long, whose run's process is gone, was left by a
+run killed with SIGKILL (nothing in it could remove it): the next run removes it."""
+
+
+def _sweep_left_behind(temp: str) -> None:
+    """Remove the result directories of this user's runs that were killed with SIGKILL
+    (the one signal no clean-up follows). A directory is removed only when it is this
+    user's, not a symlink, its process (the pid in its name) is gone, and nothing in
+    it has changed for :data:`LEFT_BEHIND_SECONDS`: a live run deposits and collects
+    results every few milliseconds, and a pid seen from another pid namespace (a
+    container sharing the temporary directory) is still not taken for a dead run
+    unless the directory is idle too. Errors are ignored: this is housekeeping."""
+    import shutil
+    import time
+
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        with os.scandir(temp) as entries:
+            candidates = [e for e in entries if e.name.startswith(_PREFIX)]
+    except OSError:
+        return
+    now = time.time()
+    for entry in candidates:
+        pid = entry.name[len(_PREFIX) :].partition("-")[0]
+        if not (pid.isascii() and pid.isdigit()) or int(pid) == os.getpid():
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid):
+            continue
+        if now - st.st_mtime < LEFT_BEHIND_SECONDS or _alive(int(pid)):
+            continue
+        # rmtree does not follow symlinks inside it (and resists a swap on Linux).
+        shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts as alive)."""
+    if os.name == "nt":
+        return True  # os.kill there terminates the process: never asked
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
 
 
 class _Done:

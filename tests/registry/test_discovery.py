@@ -196,3 +196,51 @@ def test_the_cache_is_never_written_through_a_symlink(site: Path, tmp_path: Path
     assert _names() == _truth()
     assert victim.read_text() == "untouched"
     assert not cache_file.is_symlink()
+
+
+def test_writing_a_cache_file_prunes_the_oldest_of_each_kind_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache keeps the KEEP_FILES most recently written files of each kind (a key
+    per interpreter, sys.path and project: fresh CI directories make new ones daily)
+    and removes killed writers' old temporary files; anything else stays."""
+    monkeypatch.setattr(discovery, "KEEP_FILES", 5)
+    home = tmp_path / "cache" / "evalspec"
+    home.mkdir(parents=True, mode=0o700)
+    old = 1_000_000_000  # 2001: every planted file is older than the one written
+    for kind, n in (("spec", 8), ("entry-points", 3)):
+        for i in range(n):
+            f = home / f"{kind}-{i:08x}.json"
+            f.write_text("{}")
+            os.utime(f, (old + i, old + i))
+    stale = home / ".spec-00000001.json.123.0badcafe"  # a killed writer's, hours old
+    fresh = home / ".spec-00000002.json.456.00c0ffee"  # a writer's, still at work
+    stale.write_text("")
+    os.utime(stale, (old, old))
+    fresh.write_text("")
+    others = [home / "notes.txt", home / "spec-0000000z.json", home / "spec-000000000.json"]
+    for f in others:
+        f.write_text("")
+        os.utime(f, (old, old))
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("")
+    (home / "spec-0000abcd.json").symlink_to(elsewhere)  # not a regular file of ours
+    written = home / "spec-ffffffff.json"
+    discovery.write_own_file(str(written), "{}")
+    names = {p.name for p in home.iterdir()}
+    # The one written and the 4 newest before it; entry-points untouched (3 <= 5).
+    kept = {f"spec-{i:08x}.json" for i in (4, 5, 6, 7)} | {written.name}
+    assert {n for n in names if n.startswith("spec-") and n.endswith(".json")} == kept | {
+        "spec-0000000z.json",
+        "spec-000000000.json",
+        "spec-0000abcd.json",
+    }
+    assert {f"entry-points-{i:08x}.json" for i in range(3)} <= names
+    assert stale.name not in names and fresh.name in names
+    assert {f.name for f in others} <= names and elsewhere.exists()
+    assert written.read_bytes() and discovery.read_own_file(str(written), 100) == b"{}"
+    # Under the bound, a write looks at nothing: the same directory stays as it is.
+    monkeypatch.setattr(discovery, "KEEP_FILES", 1000)
+    before = sorted(p.name for p in home.iterdir())
+    discovery.write_own_file(str(home / "spec-eeeeeeee.json"), "{}")
+    assert sorted(p.name for p in home.iterdir()) == sorted([*before, "spec-eeeeeeee.json"])

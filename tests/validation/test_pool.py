@@ -282,3 +282,45 @@ def test_a_worker_killed_while_its_result_is_on_the_way_is_worker_lost_not_a_han
             os.kill(proc.pid, signal.SIGCONT)
             proc.kill()
     assert proc.returncode == 3, err
+
+
+def test_a_run_removes_the_result_directories_of_runs_killed_with_sigkill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing can clean up after a SIGKILL: the next run removes what such a run left,
+    and only that (its process gone and its directory idle for an hour)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = int(done.stdout)  # a process that has ended
+    old = 1_000_000_000
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_text("")
+
+    def plant(name: str, *, idle: bool = True, link: bool = False) -> Path:
+        path = tmp_path / name
+        if link:
+            path.symlink_to(elsewhere)
+            os.utime(path, (old, old), follow_symlinks=False)
+            return path
+        path.mkdir()
+        (path / "tmpresult").write_bytes(b"pickled")
+        if idle:
+            os.utime(path, (old, old))
+        return path
+
+    left = plant(f"evalspec-jobs-{dead}-abcd1234")
+    busy = plant(f"evalspec-jobs-{dead}-busy0000", idle=False)  # changed just now
+    alive = plant(f"evalspec-jobs-{os.getppid()}-alive000")  # its process runs
+    link = plant(f"evalspec-jobs-{dead}-link0000", link=True)
+    unnamed = plant("evalspec-jobs-nopid000")  # not a name this code writes
+    assert list(_run(_square_plus_offset, list(range(4)))) == [0, 1, 4, 9]
+    assert not left.exists()
+    assert busy.is_dir() and alive.is_dir() and unnamed.is_dir()
+    assert link.is_symlink() and (elsewhere / "keep").exists()
+    assert _pool_directories(tmp_path) == {p.name for p in (busy, alive, link, unnamed)}
