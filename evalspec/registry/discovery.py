@@ -36,7 +36,7 @@ import stat
 import sys
 
 from evalspec.io import seal
-from evalspec.io.privatedir import PrivateDirError
+from evalspec.io.privatedir import PrivateDirError, euid
 from evalspec.io.quickjson import loads as _loads
 
 # Annotations only: typing costs every warm run milliseconds. Type checkers
@@ -195,7 +195,7 @@ def prune(directory: str, keep: str = "") -> int:
         return 0
     if len(entries) <= KEEP_FILES:
         return 0  # the usual case: nothing to look at
-    uid = os.getuid() if hasattr(os, "getuid") else None
+    uid = euid()  # the owner of the files this process writes
     now = time.time()
     kinds: dict[str, list[tuple[int, str]]] = {}
     stale: list[str] = []
@@ -209,14 +209,14 @@ def prune(directory: str, keep: str = "") -> int:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid:
             continue
         if temp is not None:
             if now - st.st_mtime > STALE_TEMP_SECONDS:
                 stale.append(entry.path)
         else:
             kinds.setdefault(kind, []).append((st.st_mtime_ns, entry.path))
-    doomed = stale
+    doomed = stale  # and, of each kind, all but the newest
     for kind, files in kinds.items():
         files.sort(reverse=True)  # newest first
         room = KEEP_FILES - (1 if _kind_of(keep) == kind else 0)  # `keep` is one of them

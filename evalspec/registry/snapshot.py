@@ -119,23 +119,29 @@ def tables_in_force(spec_version: int | None = None) -> AnySpec:
     return tables
 
 
-def _in_force(spec_version: int | None, decode: Callable[[Any], Any]) -> Any:
-    """The snapshot's spec version read by ``decode`` when the snapshot is current,
-    else the registry's, built afresh and snapshotted."""
+def _in_force(
+    spec_version: int | None,
+    decode: Callable[[Any], Any],
+    part: str = "spec",
+    of: Callable[[Registry], Any] | None = None,
+) -> Any:
+    """The snapshot's ``part`` read by ``decode`` when the snapshot is current, else
+    ``of`` the registry (default: its spec version), built afresh and snapshotted."""
     path = snapshot_path(spec_version)
     if os.environ.get(discovery.NO_CACHE_ENV) or path is None:
-        return _build(spec_version).spec
-    doc = _current_spec_doc(path, spec_version)
+        registry = _build(spec_version)
+        return registry.spec if of is None else of(registry)
+    doc = _current_doc(path, spec_version)
     if doc is not None:
         try:
-            return decode(doc)
+            return decode(doc[part])
         except (ValueError, KeyError, TypeError, RecursionError):
             pass  # not a spec version of ours: rebuilt below
     registry = _build(spec_version)
     # A read-only or foreign cache: validation still works, unsnapshotted.
     with contextlib.suppress(OSError):
         write(path, registry, spec_version)
-    return registry.spec
+    return registry.spec if of is None else of(registry)
 
 
 def aliases_in_force() -> dict[str, tuple[Alias, ...]]:
@@ -147,23 +153,14 @@ def aliases_in_force() -> dict[str, tuple[Alias, ...]]:
 
     Only the message of an invalid line needs them: from the snapshot, that message
     loads no plugin, pluggy or attrs (tens of milliseconds, in every ``--jobs``
-    process that reports one).
+    process that reports one). Each call reads the snapshot: callers keep the answer.
 
     :raises EvalspecError: as ``default_registry`` does.
     """
-    path = snapshot_path(None)
-    if os.environ.get(discovery.NO_CACHE_ENV) or path is None:
-        return _decode_aliases(_aliases_of(_build(None)))
-    doc = _current_doc(path, None)
-    if doc is not None:
-        try:
-            return _decode_aliases(doc["aliases"])
-        except (ValueError, KeyError, TypeError, RecursionError):
-            pass  # not a snapshot of ours: rebuilt below
-    registry = _build(None)
-    with contextlib.suppress(OSError):
-        write(path, registry, None)
-    return _decode_aliases(_aliases_of(registry))
+    aliases: dict[str, tuple[Alias, ...]] = _in_force(
+        None, _decode_aliases, "aliases", lambda registry: _decode_aliases(_aliases_of(registry))
+    )
+    return aliases
 
 
 def _build(spec_version: int | None) -> Registry:
@@ -441,17 +438,11 @@ def _required(key: Any) -> list[list[str]]:
 # -- reading and writing ---------------------------------------------------------------
 
 
-def _current_spec_doc(path: str, spec_version: int | None) -> Any:
-    """The ``spec`` part of the snapshot at ``path`` if :func:`_current_doc` finds it
-    current, else ``None``."""
-    doc = _current_doc(path, spec_version)
-    return None if doc is None else doc["spec"]
-
-
 def _current_doc(path: str, spec_version: int | None) -> dict[str, Any] | None:
     """The snapshot at ``path`` if the file is sealed under this user's key,
     well-formed and current (its key, its dependency list holding at least
-    :func:`_required`, and every dependency's stamp), else ``None``."""
+    :func:`_required`, and every dependency's stamp), else ``None``. Its parts
+    (``spec``, ``aliases``) are the reader's to check."""
     data = discovery.read_own_file(path, MAX_BYTES)
     if data is None:
         return None
@@ -460,8 +451,6 @@ def _current_doc(path: str, spec_version: int | None) -> dict[str, Any] | None:
         if type(doc) is not dict or doc.get("format") != FORMAT:
             return None
         key, deps = doc["key"], doc["dependencies"]
-        if "spec" not in doc or "aliases" not in doc:
-            return None
         if key != _global_key(spec_version):
             return None
         stamped = {(_str(how), _str(dep_path)) for how, dep_path, _ in _rows(deps, 3)}
@@ -477,11 +466,11 @@ def _current_doc(path: str, spec_version: int | None) -> dict[str, Any] | None:
 
 def load(path: str, spec_version: int | None) -> SpecVersion | None:
     """The snapshot at ``path`` if it is well-formed and current, else ``None``."""
-    spec = _current_spec_doc(path, spec_version)
-    if spec is None:
+    doc = _current_doc(path, spec_version)
+    if doc is None:
         return None
     try:
-        return decode_spec(spec)
+        return decode_spec(doc["spec"])
     except (ValueError, KeyError, TypeError, RecursionError):  # not a spec version of ours
         return None
 

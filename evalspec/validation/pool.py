@@ -184,7 +184,9 @@ def _sweep_left_behind(temp: str) -> None:
     import shutil
     import time
 
-    uid = os.getuid() if hasattr(os, "getuid") else None
+    from evalspec.io.privatedir import euid
+
+    uid = euid()  # the owner of the directories this process makes
     try:
         with os.scandir(temp) as entries:
             candidates = [e for e in entries if e.name.startswith(_PREFIX)]
@@ -199,7 +201,7 @@ def _sweep_left_behind(temp: str) -> None:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid):
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
             continue
         if now - st.st_mtime < LEFT_BEHIND_SECONDS or _alive(int(pid)):
             continue

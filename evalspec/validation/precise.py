@@ -227,19 +227,29 @@ def _alias_hint_in(project_dir: str, kind: str, value: str, names: tuple[str, ..
     # aliases too.
     from fnmatch import fnmatchcase
 
-    from evalspec.errors import EvalspecError
-    from evalspec.registry.snapshot import aliases_in_force
-
-    try:
-        declared = aliases_in_force()[kind]
-    except EvalspecError:
+    declared = _declared_aliases(project_dir)
+    if declared is None:
         return ""  # a hint never turns a verdict into an error of its own
     folded = value.lower()
-    for name, aliases, alias_hint in declared:
+    for name, aliases, alias_hint in declared[kind]:
         if name in names and any(fnmatchcase(folded, a.lower()) for a in aliases):
             note = f" {alias_hint}" if alias_hint else ""
             return f"; did you mean {name!r}?{note}"
     return ""
+
+
+@functools.lru_cache(maxsize=16)
+def _declared_aliases(project_dir: str) -> dict[str, tuple[Any, ...]] | None:
+    # Once per project and process, not once per name: reading and verifying the
+    # snapshot costs about a millisecond, and a file of distinct unknown names (each
+    # a new key of _alias_hint_in's cache) would pay it on every line.
+    from evalspec.errors import EvalspecError
+    from evalspec.registry.snapshot import aliases_in_force
+
+    try:
+        return aliases_in_force()
+    except EvalspecError:
+        return None
 
 
 def _check_rules(obj: Mapping[str, Any], spec: AnySpec) -> list[LineProblem]:

@@ -239,8 +239,10 @@ def test_writing_a_cache_file_prunes_the_oldest_of_each_kind_and_nothing_else(
     assert stale.name not in names and fresh.name in names
     assert {f.name for f in others} <= names and elsewhere.exists()
     assert written.read_bytes() and discovery.read_own_file(str(written), 100) == b"{}"
-    # Under the bound, a write looks at nothing: the same directory stays as it is.
+    # Under the bound, a write looks at nothing: even a stale temporary file stays.
     monkeypatch.setattr(discovery, "KEEP_FILES", 1000)
+    stale.write_text("")
+    os.utime(stale, (old, old))
     before = sorted(p.name for p in home.iterdir())
     discovery.write_own_file(str(home / "spec-eeeeeeee.json"), "{}")
     assert sorted(p.name for p in home.iterdir()) == sorted([*before, "spec-eeeeeeee.json"])
