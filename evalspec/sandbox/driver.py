@@ -131,10 +131,12 @@ def tasks_of(uid: int) -> int:
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            if int(fields.get("Uid", "-1").split()[0]) == uid:
-                total += int(fields.get("Threads", "1").strip())
+            # Bytes, not text: a process's first text-mode file costs it about
+            # 280 page faults, and every run's program and test process call this.
+            with open(f"/proc/{name}/status", "rb") as fh:
+                fields = dict(line.split(b":", 1) for line in fh if b":" in line)
+            if int(fields.get(b"Uid", b"-1").split()[0]) == uid:
+                total += int(fields.get(b"Threads", b"1").strip())
         except (OSError, ValueError):
             continue
     return total
@@ -833,9 +835,12 @@ class Peer:
         self.decode = Decoder(self._proxy, self.mine, trusted)
         # One exchange at a time: a test's threads would otherwise take each
         # other's replies (re-entrant: callbacks are served inside a request).
-        import threading
+        # _thread's RLock is the one threading.RLock() gives; importing threading
+        # itself would cost every run's processes its import and, in every later
+        # fork, its after-fork hook (about 130 page faults a fork).
+        import _thread
 
-        self.lock = threading.RLock()
+        self.lock = _thread.RLock()
         self.proxies: dict[int, Any] = {}
         # Exchanges this side started: in the test process, calls into the
         # program (a call, an attribute, an item of its iterator...).
@@ -1370,7 +1375,8 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
         import traceback
 
         nonce, test = str(job["nonce"]), str(job["test"])
-        nodes = _test_nodes(test)
+        tree = _parsed(test)
+        nodes = list(ast.walk(tree)) if tree is not None else []
         if _stdlib_writable():
             # The program could rewrite module files: import what the tests
             # will use before it starts, and nothing it names afterwards.
@@ -1448,11 +1454,12 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
             found = imported_object(module, attr, local)
             if found is not None:
                 namespace[local] = found
-    try:
-        tree = ast.parse(test, path)
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-        traceback.print_exception(type(exc), exc, None)
-        _fail(fd, f"the test program does not compile: {type(exc).__name__}: {exc}")
+    if tree is None:
+        try:
+            tree = ast.parse(test, path)  # again, for an error that names the test file
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            traceback.print_exception(type(exc), exc, None)
+            _fail(fd, f"the test program does not compile: {type(exc).__name__}: {exc}")
     # The test program is __main__ (unittest.main() and pickle look there).
     import types
 
@@ -1501,14 +1508,14 @@ def _run_tests(fd: int, rfd: int, wfd: int, job: dict[str, Any], limits: list[in
 _frozen_imports: list[bool] = []
 
 
-def _test_nodes(test: str) -> list[Any]:
-    """Every node of the test program's syntax tree (none if it does not parse)."""
+def _parsed(test: str) -> Any:
+    """The test program's syntax tree (parsed once a run), or None if it does not parse."""
     import ast
 
     try:
-        return list(ast.walk(ast.parse(test)))
+        return ast.parse(test)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return []
+        return None
 
 
 def _imported_names(program: str) -> dict[str, tuple[str, str | None]]:
@@ -1682,18 +1689,18 @@ def _fail(fd: int, why: str) -> None:
 
 
 def _children() -> list[int]:
-    me = str(os.getpid())
+    me = str(os.getpid()).encode("ascii")
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat") as fh:
+            with open(f"/proc/{name}/stat", "rb") as fh:
                 stat = fh.read()
         except OSError:
             continue
         # Field 4 (ppid) follows the parenthesised command name, which may hold spaces.
-        if stat[stat.rfind(")") + 2 :].split()[1] == me:
+        if stat[stat.rfind(b")") + 2 :].split()[1] == me:
             found.append(int(name))
     return found
 

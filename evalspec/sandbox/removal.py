@@ -63,6 +63,8 @@ def _clear_flags(fd: int) -> None:
 
 def _unescape(field: str) -> str:
     # mountinfo escapes space, tab, newline and backslash as octal.
+    if "\\" not in field:
+        return field  # nearly every line (a run's removal reads them all)
     out, i = [], 0
     while i < len(field):
         if field[i] == "\\" and i + 3 < len(field) and field[i + 1 : i + 4].isdigit():

@@ -9,6 +9,13 @@ that forks each run in turn, before anything of the run exists. A slot is used
 by one run at a time; :func:`slot` hands an idle one to the calling thread, or
 starts one, so there are as many as runs were ever in flight at once.
 
+Only the first slot of an interpreter and environment pays for starting one:
+the process started is the slots' **mother**, which never runs anything, and
+each slot's zygote is a fork of it taken on request (a fork, not about 110 ms
+of interpreter start-up and imports). The harness is not a zygote's parent
+then: it holds a pidfd of each (:class:`Zygote`), through which it sees the
+zygote end and kills it.
+
 As root, a slot also keeps its uid lease (:mod:`evalspec.sandbox.uids`)
 across its runs: the uid is scrubbed after every run as before (its processes
 killed, its files in the shared places removed), and a slot whose scrub left
@@ -24,6 +31,7 @@ import contextlib
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import threading
@@ -58,12 +66,53 @@ class SlotLost(SlotError):
     """A slot's zygote was gone before it forked the run (nothing of the run started)."""
 
 
+class Zygote:
+    """A slot's zygote, forked by its mother: the part of :class:`subprocess.Popen`
+    the slots use, through a pidfd (the mother, its parent, reaps it).
+
+    ``returncode`` is None while it lives; once it has ended, -9 if the harness
+    killed it, else 0 (its exit status is known only to its parent).
+    """
+
+    def __init__(self, pid: int, pidfd: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd = pidfd
+        self._killed = False
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            ready, _, _ = select.select([self._pidfd], [], [], 0)
+            if ready:
+                self._ended()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            ready, _, _ = select.select([self._pidfd], [], [], timeout)
+            if not ready:
+                raise subprocess.TimeoutExpired("slot zygote", timeout or 0.0)
+            self._ended()
+        assert self.returncode is not None
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            self._killed = True
+
+    def _ended(self) -> None:
+        self.returncode = -9 if self._killed else 0
+        os.close(self._pidfd)
+
+
 @attrs.define(eq=False)
 class Slot:
     """One zygote process and its control socket, used by one run at a time."""
 
     key: tuple[Any, ...]
-    process: subprocess.Popen[bytes]
+    process: Zygote
     control: socket.socket
     lease: uids.Lease | None = None
     broken: bool = False
@@ -78,9 +127,8 @@ class Slot:
         zygote does not fork it (:class:`SlotLost` when it is gone).
         """
         try:
-            self.control.sendmsg(
-                [json.dumps(request).encode("utf-8", "surrogatepass")],
-                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(_fd_array(fds)))],
+            socket.send_fds(
+                self.control, [json.dumps(request).encode("utf-8", "surrogatepass")], list(fds)
             )
             reply = self.receive(_REPLY_SECONDS)
         except (OSError, ValueError, SlotError) as exc:
@@ -100,35 +148,110 @@ class Slot:
 
     def receive(self, timeout: float | None) -> list[Any]:
         """The zygote's next message; :class:`SlotError` at end of file or ``timeout``."""
-        ready, _, _ = select.select([self.control], [], [], timeout)
-        if not ready:
-            raise SlotError(f"no answer within {timeout:g} s")
-        data = self.control.recv(_MAX_REPLY)
-        if not data:
+        message, _ = _receive(self.control, timeout, 0)
+        if message is None:
             self.broken = True
-            raise SlotError(f"the interpreter exited (status {self.process.poll()})")
-        message = json.loads(data)
-        if type(message) is not list or not message:
-            raise SlotError(f"an unreadable answer: {data[:80]!r}")
+            raise SlotError("the interpreter exited")
         return message
 
     def close(self) -> None:
         """End the zygote (and so a run in flight) and give the uid back."""
-        with contextlib.suppress(OSError):
-            self.control.close()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                self.process.kill()
-            self.process.wait()
+        _end(self.control, self.process)
         if self.lease is not None:
             self.lease.release()
             self.lease = None
 
 
-def _fd_array(fds: tuple[int, ...]) -> memoryview:
-    return memoryview(bytearray(b"".join(fd.to_bytes(4, "little", signed=True) for fd in fds)))
+@attrs.define(eq=False)
+class Mother:
+    """The started interpreter whose forks are the slots' zygotes (one per key)."""
+
+    key: tuple[Any, ...]
+    process: subprocess.Popen[bytes]
+    control: socket.socket
+    broken: bool = False
+
+    def spawn(self) -> Slot:
+        """A new slot: a fork of this interpreter, ready to fork runs.
+
+        :class:`SlotLost` when the mother is gone, :class:`SlotError` when it
+        could not fork one or the new zygote did not say it was ready.
+        """
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            try:
+                socket.send_fds(self.control, [b'{"spawn": true}'], [theirs.fileno()])
+                message, fds = _receive(self.control, _REPLY_SECONDS, 1)
+            except (OSError, SlotError) as exc:
+                self.broken = True
+                raise SlotLost(f"the slots' interpreter did not fork a slot: {exc}") from None
+            finally:
+                theirs.close()
+            if message is None:
+                self.broken = True
+                raise SlotLost(f"the slots' interpreter exited (status {self.process.poll()})")
+            if message[0] != "spawned" or len(message) != 2 or type(message[1]) is not int:
+                for fd in fds:
+                    os.close(fd)
+                self.broken = message[0] != "error"
+                raise SlotError(f"the slots' interpreter did not fork a slot: {message}")
+            if len(fds) != 1:
+                for fd in fds:
+                    os.close(fd)
+                self.broken = True
+                raise SlotError("the slots' interpreter sent no pidfd of the slot")
+        except BaseException:
+            mine.close()
+            raise
+        held = Slot(self.key, Zygote(message[1], fds[0]), mine)
+        try:
+            hello = held.receive(_START_SECONDS)
+            if hello != ["ready", message[1]]:
+                raise SlotError(f"an unexpected greeting {hello!r}")
+        except (SlotError, OSError, ValueError) as exc:
+            held.close()
+            raise SlotError(f"a forked slot did not start: {exc}") from None
+        return held
+
+    def close(self) -> None:
+        """End the mother (it exits once every zygote it forked has ended)."""
+        _end(self.control, self.process)
+
+
+def _receive(
+    control: socket.socket, timeout: float | None, most: int
+) -> tuple[list[Any] | None, list[int]]:
+    """The next message on ``control`` (None at end of file) and up to ``most``
+    descriptors attached to it; :class:`SlotError` at ``timeout``."""
+    ready, _, _ = select.select([control], [], [], timeout)
+    if not ready:
+        raise SlotError(f"no answer within {timeout:g} s")
+    data, fds, _, _ = socket.recv_fds(control, _MAX_REPLY, most, socket.MSG_CMSG_CLOEXEC)
+    if not data:
+        for fd in fds:
+            os.close(fd)
+        return None, []
+    try:
+        message = json.loads(data)
+    except ValueError:
+        message = None
+    if type(message) is not list or not message:
+        for fd in fds:
+            os.close(fd)
+        raise SlotError(f"an unreadable answer: {data[:80]!r}")
+    return message, fds
+
+
+def _end(control: socket.socket, process: Zygote | subprocess.Popen[bytes]) -> None:
+    """Close ``control`` (end of file: the process ends) and wait for it, killing it after 5 s."""
+    with contextlib.suppress(OSError):
+        control.close()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            process.kill()
+        process.wait()
 
 
 class ZygoteRun:
@@ -193,9 +316,13 @@ class ZygoteRun:
 _lock = threading.Lock()
 _idle: dict[tuple[Any, ...], list[Slot]] = {}
 _open: list[Slot] = []
+_spawning = threading.Lock()  # held while a slot is forked (and its mother started)
+_mothers: dict[tuple[Any, ...], Mother] = {}
 
 
-def _start(key: tuple[Any, ...], python: str, env: dict[str, str], sources: dict[str, str]) -> Slot:
+def _start(
+    key: tuple[Any, ...], python: str, env: dict[str, str], sources: dict[str, str]
+) -> Mother:
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         process = subprocess.Popen(
@@ -213,14 +340,16 @@ def _start(key: tuple[Any, ...], python: str, env: dict[str, str], sources: dict
         raise SlotError(str(exc)) from None
     finally:
         theirs.close()
-    slot = Slot(key, process, mine)
+    started = Mother(key, process, mine)
     assert process.stdin is not None and process.stderr is not None
     try:
         with contextlib.suppress(OSError):
             process.stdin.write(json.dumps(sources).encode("ascii"))
         with contextlib.suppress(OSError):
             process.stdin.close()
-        hello = slot.receive(_START_SECONDS)
+        hello, _ = _receive(mine, _START_SECONDS, 0)
+        if hello is None:
+            raise SlotError(f"the interpreter exited (status {process.poll()})")
         if hello[0] != "ready":
             raise SlotError(f"an unexpected greeting {hello!r}")
     except (SlotError, OSError, ValueError) as exc:
@@ -233,7 +362,27 @@ def _start(key: tuple[Any, ...], python: str, env: dict[str, str], sources: dict
         raise SlotError(f"{exc}{': ' + tail[0] if tail else ''}") from None
     # Nothing more is read from it; a zygote that writes there gets EPIPE.
     process.stderr.close()
-    return slot
+    return started
+
+
+def _new_slot(
+    key: tuple[Any, ...], python: str, env: dict[str, str], sources: Callable[[], dict[str, str]]
+) -> Slot:
+    """A slot forked by ``key``'s mother, started first if there is none or it is gone."""
+    with _spawning:
+        for attempt in range(2):
+            mother = _mothers.get(key)
+            if mother is None or mother.broken or mother.process.poll() is not None:
+                if mother is not None:
+                    del _mothers[key]
+                    mother.close()
+                mother = _mothers[key] = _start(key, python, env, sources())
+            try:
+                return mother.spawn()
+            except SlotLost:
+                if attempt:  # a fresh mother lost too: say so
+                    raise
+    raise AssertionError("not reached")
 
 
 @contextlib.contextmanager
@@ -256,7 +405,7 @@ def slot(
     if held is None or held.process.poll() is not None:
         if held is not None:
             _discard(held)
-        held = _start(key, python, env, sources())
+        held = _new_slot(key, python, env, sources)
         with _lock:
             _open.append(held)
         if per_run_uid:
@@ -291,16 +440,24 @@ def idle_slots() -> list[Slot]:
         return [held for idle in _idle.values() for held in idle]
 
 
+def mothers() -> list[Mother]:
+    """The slots' mothers (for inspection: their pids)."""
+    with _spawning:
+        return list(_mothers.values())
+
+
 def _forget_after_fork() -> None:
     """In a forked child of the harness: the parent's slots are the parent's.
 
     Their sockets are shared with it, so using one here would interleave two
     processes' runs on one zygote; the child starts slots of its own.
     """
-    global _lock
+    global _lock, _spawning
     _lock = threading.Lock()
+    _spawning = threading.Lock()
     _idle.clear()
     _open.clear()
+    _mothers.clear()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
@@ -314,3 +471,8 @@ def close_all() -> None:
     for held in slots:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             _discard(held)
+    # Last: a mother exits once the zygotes it forked have.
+    for mother in list(_mothers.values()):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            mother.close()
+    _mothers.clear()

@@ -33,6 +33,23 @@ Protocol, one JSON message per datagram:
 
 End of file on the control socket (the harness exited or closed the slot)
 kills the run in flight and ends this process.
+
+The process the harness starts is not a slot's zygote itself but their
+**mother** (:func:`mother`): one per interpreter and environment, it never
+forks a run. Each slot's zygote is a fork of it, taken on request before it
+has done anything but load its code, so a zygote costs a fork, not an
+interpreter's start-up and imports (about 110 ms of CPU each); a fork of a
+process that holds no secret holds none either. Its protocol:
+
+- harness -> mother: ``{"spawn": true}`` with one descriptor attached (the
+  new zygote's end of its control socket, which it alone holds);
+- mother -> harness: ``["spawned", pid]`` with a pidfd of the new zygote
+  attached (the harness is not its parent: the pidfd is how it sees it end,
+  and kills it, without a pid that could be reused), or ``["error", why]``.
+  The zygote then says ``["ready", pid]`` on its own socket and serves runs.
+
+The mother reaps its zygotes; at end of file it waits until every one of
+them has ended (each ends at end of file on its own socket) and exits.
 """
 
 from __future__ import annotations
@@ -101,8 +118,8 @@ def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> Non
         _place(fds)
         for procs in request["cgroups"]:
             # First: everything this becomes and starts is counted in the run's groups.
-            with open(str(procs), "w", encoding="ascii") as fh:
-                fh.write("0")
+            # (os.open, not open(): a file object costs a fresh fork about 200 page faults.)
+            _write(str(procs), b"0")
         os.chdir(str(request["cwd"]))
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in request["env"].items()})
@@ -135,6 +152,15 @@ def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> Non
     except BaseException as exc:  # anything here is the sandbox's fault
         _fail(f"run setup failed: {type(exc).__name__}: {exc}")
     os._exit(1)
+
+
+def _write(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        if os.write(fd, data) != len(data):
+            raise OSError(f"a short write to {path}")
+    finally:
+        os.close(fd)
 
 
 def _check_reachable() -> None:
@@ -183,20 +209,23 @@ def _restore_pid_namespace(own_pid_namespace: int) -> None:
         os._exit(SETUP_FAILED)
 
 
+def _receive(control: socket.socket, most: int) -> tuple[bytes | None, list[int]]:
+    """One datagram and the descriptors attached to it (at most ``most``);
+    None at end of file (the harness closed the socket, or exited)."""
+    data, fds, _, _ = socket.recv_fds(control, MAX_REQUEST, most)
+    if not data:
+        for fd in fds:
+            os.close(fd)
+        return None, []
+    return data, fds
+
+
 def serve(control: socket.socket, driver: Any, jail: Any) -> None:
     """Fork one run per request, report its end; return at end of file."""
     own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY)  # closed in runs by _place
     while True:
-        try:
-            data, ancillary, _, _ = control.recvmsg(MAX_REQUEST, socket.CMSG_SPACE(4 * 4))
-        except InterruptedError:
-            continue
-        fds: list[int] = []
-        for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % 4
-                fds.extend(memoryview(payload[:usable]).cast("i"))
-        if not data:
+        data, fds = _receive(control, 4)
+        if data is None:
             return
         try:
             request = json.loads(data)
@@ -245,8 +274,64 @@ def _follow(control: socket.socket, pid: int) -> int:
         os.close(pidfd)
 
 
+def mother(control: socket.socket, driver: Any, jail: Any) -> None:
+    """Fork one slot's zygote per request and reap them; return once, after
+    end of file, every one of them has ended."""
+    children: dict[int, int] = {}  # pidfd -> pid of each live zygote
+    while True:
+        ready, _, _ = select.select([control.fileno(), *children], [], [])
+        for pidfd in [fd for fd in ready if fd in children]:
+            os.waitpid(children.pop(pidfd), 0)
+            os.close(pidfd)
+        if control.fileno() not in ready:
+            continue
+        data, fds = _receive(control, 1)
+        if data is None:
+            break
+        try:
+            if len(fds) != 1 or json.loads(data) != {"spawn": True}:
+                raise ValueError("a spawn request is {'spawn': true} and one descriptor")
+            pid = os.fork()
+        except (ValueError, OSError) as exc:
+            for fd in fds:
+                os.close(fd)
+            _send(control, ["error", f"cannot start a slot: {exc}"])
+            continue
+        if pid == 0:
+            _zygote(fds[0], control, list(children), driver, jail)
+        os.close(fds[0])
+        pidfd = os.pidfd_open(pid)
+        children[pidfd] = pid
+        try:
+            socket.send_fds(control, [json.dumps(["spawned", pid]).encode("ascii")], [pidfd])
+        except OSError:
+            break  # the harness is gone: its new zygote sees end of file too
+    control.close()
+    for pidfd, pid in children.items():
+        os.waitpid(pid, 0)
+        os.close(pidfd)
+
+
+def _zygote(
+    fd: int, mother_control: socket.socket, siblings: list[int], driver: Any, jail: Any
+) -> None:
+    """A fresh fork of the mother becomes one slot's zygote on ``fd``; never returns."""
+    try:
+        os.close(mother_control.detach())  # the mother's socket is the mother's
+        for pidfd in siblings:
+            os.close(pidfd)
+        os.setsid()  # a session of its own, as the mother's was started
+        control = socket.socket(fileno=fd)
+        _send(control, ["ready", os.getpid()])
+        serve(control, driver, jail)
+    except BaseException:  # a zygote that cannot serve ends; the harness sees end of file
+        os._exit(1)
+    os._exit(0)
+
+
 def main(sources: dict[str, str], control_fd: int) -> None:
-    """Load the driver and the jail, say ready on ``control_fd``, then serve runs."""
+    """Load the driver and the jail, say ready on ``control_fd``, then fork
+    slots' zygotes on request (:func:`mother`)."""
     # Not dumpable: a program of the same uid (rlimits-only) can neither ptrace
     # this process nor read or write its memory to change the next run.
     _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "not dumpable")
@@ -255,6 +340,8 @@ def main(sources: dict[str, str], control_fd: int) -> None:
     jail = _module("jail", sources["jail"])
     # What every run's supervisor, program and test process import anyway,
     # loaded once here (imports the run makes later still read the disk).
+    # Never threading: its after-fork hook would run in every fork of this
+    # process (about 130 page faults each, three forks a run).
     for name in ("ast", "io", "linecache", "resource", "traceback", *driver.PRELOAD):
         with contextlib.suppress(ImportError):
             __import__(name)
@@ -265,4 +352,4 @@ def main(sources: dict[str, str], control_fd: int) -> None:
     # these pages shared with this process instead of copying them (faster forks).
     gc.freeze()
     _send(control, ["ready", os.getpid()])
-    serve(control, driver, jail)
+    mother(control, driver, jail)

@@ -27,7 +27,7 @@ from hostile_helpers import signals_at_their_defaults
 from sandbox_tiers import available_tiers, sandbox_at
 
 from evalspec.sandbox import Limits, Sandbox, cgroups
-from evalspec.sandbox.removal import remove_tree
+from evalspec.sandbox.removal import mounts_under, remove_tree
 from evalspec.sandbox.tiers import jail_binds
 from evalspec.sandbox.uids import UID_RANGE, lease, processes_of
 
@@ -176,6 +176,14 @@ def test_immutable_files_are_removed_where_they_can_be_made(tier: str, private_t
     assert "cleanup" not in result.detail
 
 
+def _canary_and_top(tmp_path: Path) -> tuple[Path, Path]:
+    """A directory that must survive a removal, and a tree to remove."""
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "keep").write_text("x")
+    return canary, Path(tempfile.mkdtemp(prefix="evalspec-removal-test-"))
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="only root can make files immutable or mount")
 def test_removal_clears_attributes_and_detaches_mounts(tmp_path: Path) -> None:
     # The harness side alone, with what a root program could leave: immutable
@@ -184,10 +192,7 @@ def test_removal_clears_attributes_and_detaches_mounts(tmp_path: Path) -> None:
     import fcntl
     import struct
 
-    canary = tmp_path / "canary"
-    canary.mkdir()
-    (canary / "keep").write_text("x")
-    top = Path(tempfile.mkdtemp(prefix="evalspec-removal-test-"))
+    canary, top = _canary_and_top(tmp_path)
     (top / "frozen" / "dir").mkdir(parents=True)
     (top / "frozen" / "dir" / "f").write_text("x")
     (top / "log").write_text("x")
@@ -214,6 +219,20 @@ def test_removal_clears_attributes_and_detaches_mounts(tmp_path: Path) -> None:
     # a mount over the top directory itself: detached, the mounted tree kept
     top.mkdir()
     subprocess.run(["mount", "--bind", str(canary), str(top)], check=True)
+    assert not remove_tree(str(top))
+    assert not top.exists()
+    assert (canary / "keep").read_text() == "x"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only root can mount")
+def test_a_mount_whose_path_mountinfo_escapes_is_detached(tmp_path: Path) -> None:
+    # /proc/self/mountinfo writes space, tab, newline and backslash as octal
+    # escapes: a mount point named with them is found and detached all the same.
+    canary, top = _canary_and_top(tmp_path)
+    point = top / "a dir\\with\tescapes"
+    point.mkdir()
+    subprocess.run(["mount", "--bind", str(canary), str(point)], check=True)
+    assert mounts_under(str(top)) == [str(point)]
     assert not remove_tree(str(top))
     assert not top.exists()
     assert (canary / "keep").read_text() == "x"

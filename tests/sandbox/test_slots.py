@@ -107,6 +107,36 @@ def _idle_zygotes(box: Sandbox) -> set[int]:
     }
 
 
+def _mothers(box: Sandbox) -> set[int]:
+    """The pids of the interpreters whose forks are ``box``'s slots' zygotes."""
+    plan = box._plan
+    return {
+        mother.process.pid
+        for mother in slots.mothers()
+        if mother.key[:2] == (plan.tier, plan.python)
+    }
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        return int(next(line for line in fh if line.startswith("PPid:")).split()[1])
+
+
+def _live(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running (an idle slot killed by an earlier test
+    stays listed until a run picks it up and finds it dead)."""
+    found = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            found.add(pid)
+    return found
+
+
 @pytest.mark.parametrize("tier", AVAILABLE)
 def test_a_second_run_in_the_same_slot_sees_nothing_of_the_first(tier: str) -> None:
     box = sandbox_at(tier, LIMITS)
@@ -168,7 +198,8 @@ def test_the_zygote_never_holds_anything_of_a_run(tier: str) -> None:
     assert token in result.stdout
     zygotes = _idle_zygotes(box)
     assert zygotes
-    for pid in zygotes:
+    assert _mothers(box)
+    for pid in zygotes | _mothers(box):
         memory = _memory_of(pid)
         assert len(memory) > 1_000_000  # the scan really read the interpreter
         assert token[:16].encode() not in memory
@@ -190,6 +221,36 @@ def test_a_killed_zygote_is_replaced(tier: str) -> None:
     assert _idle_zygotes(box) - killed
 
 
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_a_keys_slots_are_forks_of_one_started_interpreter(tier: str) -> None:
+    # A new slot costs a fork of its mother, not an interpreter's start-up:
+    # however many slots the runs needed, one interpreter was started.
+    box = sandbox_at(tier, LIMITS)
+    results = box.map([(SOLUTION, [TEST])] * 8, jobs=2)
+    assert all(result.passed for result in results), results
+    zygotes = _live(_idle_zygotes(box))
+    assert len(zygotes) >= 2  # 2 jobs keep up to 4 runs in flight, each on a slot
+    (mother,) = _mothers(box)
+    assert _parent(mother) == os.getpid()
+    assert {_parent(pid) for pid in zygotes} == {mother}
+
+
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_a_killed_mother_is_replaced(tier: str) -> None:
+    box = sandbox_at(tier, LIMITS)
+    assert box.run(SOLUTION, TEST).passed
+    (mother,) = _mothers(box)
+    os.kill(mother, signal.SIGKILL)
+    for pid in _idle_zygotes(box):  # so the next run needs a new slot
+        os.kill(pid, signal.SIGKILL)
+    for _ in range(3):
+        result = box.run(SOLUTION, TEST)
+        assert result.passed, result
+    (replacement,) = _mothers(box)
+    assert replacement != mother
+    assert {_parent(pid) for pid in _live(_idle_zygotes(box))} == {replacement}
+
+
 HARNESS = """
 import sys
 sys.path.insert(0, {tests!r})
@@ -199,12 +260,15 @@ box = sandbox_at({tier!r}, Limits(cpu_seconds=5, wall_seconds=20.0))
 assert box.run("def add(a, b):\\n    return a + b\\n", "assert add(2, 3) == 5").passed
 for held in slots.idle_slots():
     print(held.process.pid, held.lease.uid if held.lease else -1, flush=True)
+for mother in slots.mothers():
+    print(mother.process.pid, -1, flush=True)
 """
 
 
 @pytest.mark.parametrize("tier", AVAILABLE)
 def test_slots_end_with_the_harness(tier: str) -> None:
-    # The zygotes see their control socket close and exit; the uids go back.
+    # The zygotes see their control socket close and exit, then their mother
+    # does; the uids go back.
     script = HARNESS.format(tests=str(Path(__file__).parent), tier=tier)
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script)],
@@ -241,7 +305,8 @@ from sandbox_tiers import sandbox_at
 from evalspec.sandbox import Limits, slots
 box = sandbox_at({tier!r}, Limits(cpu_seconds=60, wall_seconds=120.0))
 assert box.run("x = 1\\n", "assert x == 1").passed
-print(*(held.process.pid for held in slots.idle_slots()), flush=True)
+print(*(held.process.pid for held in slots.idle_slots()),
+      *(mother.process.pid for mother in slots.mothers()), flush=True)
 box.run({program!r}, "pass")
 """
 
