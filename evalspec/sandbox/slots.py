@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -81,16 +82,13 @@ class Zygote:
         self._killed = False
 
     def poll(self) -> int | None:
-        if self.returncode is None:
-            ready, _, _ = select.select([self._pidfd], [], [], 0)
-            if ready:
-                self._ended()
+        if self.returncode is None and _readable(self._pidfd, 0):
+            self._ended()
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            ready, _, _ = select.select([self._pidfd], [], [], timeout)
-            if not ready:
+            if not _readable(self._pidfd, timeout):
                 raise subprocess.TimeoutExpired("slot zygote", timeout or 0.0)
             self._ended()
         assert self.returncode is not None
@@ -223,8 +221,7 @@ def _receive(
 ) -> tuple[list[Any] | None, list[int]]:
     """The next message on ``control`` (None at end of file) and up to ``most``
     descriptors attached to it; :class:`SlotError` at ``timeout``."""
-    ready, _, _ = select.select([control], [], [], timeout)
-    if not ready:
+    if not _readable(control.fileno(), timeout):
         raise SlotError(f"no answer within {timeout:g} s")
     data, fds, _, _ = socket.recv_fds(control, _MAX_REPLY, most, socket.MSG_CMSG_CLOEXEC)
     if not data:
@@ -240,6 +237,16 @@ def _receive(
             os.close(fd)
         raise SlotError(f"an unreadable answer: {data[:80]!r}")
     return message, fds
+
+
+def _readable(fd: int, timeout: float | None) -> bool:
+    """Whether ``fd`` is readable within ``timeout`` seconds (None: wait).
+
+    poll, not select: a harness with many files open may hold descriptor
+    numbers past select's 1024."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(None if timeout is None else max(0, math.ceil(timeout * 1000))))
 
 
 def _end(control: socket.socket, process: Zygote | subprocess.Popen[bytes]) -> None:

@@ -278,9 +278,12 @@ def mother(control: socket.socket, driver: Any, jail: Any) -> None:
     """Fork one slot's zygote per request and reap them; return once, after
     end of file, every one of them has ended."""
     children: dict[int, int] = {}  # pidfd -> pid of each live zygote
+    poller = select.poll()  # not select: no limit on how many zygotes there are
+    poller.register(control.fileno(), select.POLLIN)
     while True:
-        ready, _, _ = select.select([control.fileno(), *children], [], [])
-        for pidfd in [fd for fd in ready if fd in children]:
+        ready = {fd for fd, _ in poller.poll()}
+        for pidfd in ready & children.keys():
+            poller.unregister(pidfd)
             os.waitpid(children.pop(pidfd), 0)
             os.close(pidfd)
         if control.fileno() not in ready:
@@ -302,6 +305,7 @@ def mother(control: socket.socket, driver: Any, jail: Any) -> None:
         os.close(fds[0])
         pidfd = os.pidfd_open(pid)
         children[pidfd] = pid
+        poller.register(pidfd, select.POLLIN)
         try:
             socket.send_fds(control, [json.dumps(["spawned", pid]).encode("ascii")], [pidfd])
         except OSError:

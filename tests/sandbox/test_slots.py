@@ -251,6 +251,40 @@ def test_a_killed_mother_is_replaced(tier: str) -> None:
     assert {_parent(pid) for pid in _live(_idle_zygotes(box))} == {replacement}
 
 
+CROWDED_HARNESS = """
+import os, resource, sys
+sys.path.insert(0, {tests!r})
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2048), max(hard, 2048)))
+held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # numbers past select's 1024
+from sandbox_tiers import sandbox_at
+from evalspec.sandbox import Limits, slots
+box = sandbox_at({tier!r}, Limits(cpu_seconds=5, wall_seconds=20.0))
+results = box.map([("def add(a, b):\\n    return a + b\\n", ["assert add(2, 3) == 5"])] * 4, jobs=2)
+print(*(result.status for result in results))
+print(min(held), max(held), *(h.control.fileno() for h in slots.idle_slots()))
+"""
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="raising the descriptor limit past 1024 may need root")
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_slots_work_in_a_harness_holding_descriptors_past_1024(tier: str) -> None:
+    # The slots wait on their sockets and pidfds with poll, not select (which
+    # refuses a descriptor numbered 1024 or more).
+    script = CROWDED_HARNESS.format(tests=str(Path(__file__).parent), tier=tier)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    statuses, numbers = proc.stdout.splitlines()
+    assert statuses.split() == ["pass"] * 4
+    assert all(int(n) >= 1024 for n in numbers.split()[2:])
+
+
 HARNESS = """
 import sys
 sys.path.insert(0, {tests!r})
