@@ -87,10 +87,29 @@ def _emit(fd: int, line: str) -> None:
         os.write(fd, line.encode("ascii", "replace") + b"\n")
 
 
+_libc_handle: list[Any] = []
+
+
 def _libc() -> Any:
+    """The C library: one handle a process (a CDLL builds a class of its own,
+    and each of its functions an object on first use). A slot's zygote makes
+    it and touches the functions the runs call (``warm``): they inherit them."""
+    if not _libc_handle:
+        import ctypes
+
+        _libc_handle.append(ctypes.CDLL(None, use_errno=True))
+    return _libc_handle[0]
+
+
+def warm() -> None:
+    """In a slot's zygote: build what every run's processes would build first."""
     import ctypes
 
-    return ctypes.CDLL(None, use_errno=True)
+    libc = _libc()
+    for name in ("prctl", "capset"):
+        getattr(libc, name)
+    for count in (2, 6):  # _drop_capabilities' array types (ctypes keeps them)
+        _ = ctypes.c_uint32 * count
 
 
 def _prctl(option: int, value: int) -> None:

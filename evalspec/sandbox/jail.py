@@ -63,6 +63,13 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+def warm() -> None:
+    """In a slot's zygote: look up the C functions every run's leader calls
+    (a first lookup builds an object; a fork then inherits it)."""
+    for name in ("mount", "umount2", "prctl", "syscall"):
+        getattr(_libc, name)
+
+
 def _check(result: int, what: str) -> None:
     if result != 0:
         err = ctypes.get_errno()

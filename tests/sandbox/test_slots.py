@@ -122,19 +122,16 @@ def _parent(pid: int) -> int:
         return int(next(line for line in fh if line.startswith("PPid:")).split()[1])
 
 
-def _live(pids: set[int]) -> set[int]:
-    """Those of ``pids`` still running (an idle slot killed by an earlier test
-    stays listed until a run picks it up and finds it dead)."""
-    found = set()
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state not in ("Z", "X"):
-            found.add(pid)
-    return found
+def _live_zygotes(box: Sandbox) -> set[int]:
+    """The pids of ``box``'s idle zygotes that are still running, as their
+    pidfds say (an idle slot killed by an earlier test stays listed until a run
+    picks it up; its pid may since be another process's)."""
+    plan = box._plan
+    return {
+        held.process.pid
+        for held in slots.idle_slots()
+        if held.key[:2] == (plan.tier, plan.python) and held.process.poll() is None
+    }
 
 
 @pytest.mark.parametrize("tier", AVAILABLE)
@@ -228,7 +225,7 @@ def test_a_keys_slots_are_forks_of_one_started_interpreter(tier: str) -> None:
     box = sandbox_at(tier, LIMITS)
     results = box.map([(SOLUTION, [TEST])] * 8, jobs=2)
     assert all(result.passed for result in results), results
-    zygotes = _live(_idle_zygotes(box))
+    zygotes = _live_zygotes(box)
     assert len(zygotes) >= 2  # 2 jobs keep up to 4 runs in flight, each on a slot
     (mother,) = _mothers(box)
     assert _parent(mother) == os.getpid()
@@ -239,16 +236,21 @@ def test_a_keys_slots_are_forks_of_one_started_interpreter(tier: str) -> None:
 def test_a_killed_mother_is_replaced(tier: str) -> None:
     box = sandbox_at(tier, LIMITS)
     assert box.run(SOLUTION, TEST).passed
-    (mother,) = _mothers(box)
+    plan = box._plan
+    (started,) = [m for m in slots.mothers() if m.key[:2] == (plan.tier, plan.python)]
+    mother = started.process.pid
     os.kill(mother, signal.SIGKILL)
-    for pid in _idle_zygotes(box):  # so the next run needs a new slot
-        os.kill(pid, signal.SIGKILL)
+    started.process.wait()  # dead before the next run looks
+    for held in slots.idle_slots():  # so the next run needs a new slot
+        if held.key[:2] == (plan.tier, plan.python):
+            held.process.kill()
+            held.process.wait(timeout=10)
     for _ in range(3):
         result = box.run(SOLUTION, TEST)
         assert result.passed, result
     (replacement,) = _mothers(box)
     assert replacement != mother
-    assert {_parent(pid) for pid in _live(_idle_zygotes(box))} == {replacement}
+    assert {_parent(pid) for pid in _live_zygotes(box)} == {replacement}
 
 
 CROWDED_HARNESS = """
