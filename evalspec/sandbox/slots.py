@@ -80,6 +80,7 @@ class Zygote:
         self.returncode: int | None = None
         self._pidfd = pidfd
         self._killed = False
+        self._lock = threading.Lock()  # the pidfd is closed once, and never signalled after
 
     def poll(self) -> int | None:
         if self.returncode is None and _readable(self._pidfd, 0):
@@ -95,14 +96,17 @@ class Zygote:
         return self.returncode
 
     def kill(self) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            self._killed = True
+        with self._lock:
+            if self.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                self._killed = True
 
     def _ended(self) -> None:
-        self.returncode = -9 if self._killed else 0
-        os.close(self._pidfd)
+        with self._lock:
+            if self.returncode is None:
+                self.returncode = -9 if self._killed else 0
+                os.close(self._pidfd)
 
 
 @attrs.define(eq=False)

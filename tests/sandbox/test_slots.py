@@ -253,6 +253,39 @@ def test_a_killed_mother_is_replaced(tier: str) -> None:
     assert {_parent(pid) for pid in _live_zygotes(box)} == {replacement}
 
 
+def _started_at(pid: int) -> str | None:
+    """The start time of ``pid`` while it exists and is not a zombie (None once reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_a_killed_zygote_is_reaped_by_its_mother(tier: str) -> None:
+    # The harness is not a zygote's parent: its pidfd says the zygote ended,
+    # and the mother reaps it (no zombie is left behind).
+    box = sandbox_at(tier, LIMITS)
+    assert box.run(SOLUTION, TEST).passed
+    plan = box._plan
+    held = next(
+        h
+        for h in slots.idle_slots()
+        if h.key[:2] == (plan.tier, plan.python) and h.process.poll() is None
+    )
+    pid, started = held.process.pid, _started_at(held.process.pid)
+    assert started is not None
+    held.process.kill()
+    assert held.process.wait(timeout=10) == -9
+    assert held.process.poll() == -9
+    until = time.monotonic() + 10
+    while _started_at(pid) == started and time.monotonic() < until:
+        time.sleep(0.02)
+    assert _started_at(pid) != started, "the killed zygote was left a zombie"
+
+
 CROWDED_HARNESS = """
 import os, resource, sys
 sys.path.insert(0, {tests!r})
