@@ -70,6 +70,20 @@ def warm() -> None:
         getattr(_libc, name)
 
 
+def join_cgroups(procs_files: list[str]) -> None:
+    """Move this process into each group of ``procs_files`` (their ``cgroup.procs``).
+
+    By descriptor, not a text-mode file object: a process's first one costs it
+    about 280 page faults, and every run's leader does this."""
+    for path in procs_files:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            if os.write(fd, b"0") != 1:
+                raise OSError(f"a short write to {path}")
+        finally:
+            os.close(fd)
+
+
 def _check(result: int, what: str) -> None:
     if result != 0:
         err = ctypes.get_errno()
@@ -161,15 +175,9 @@ def _files_in(directory: str) -> list[str]:
 def _build(spec: dict[str, Any]) -> None:
     root, base, workdir = str(spec["root"]), str(spec["base"]), str(spec["workdir"])
     uid, gid, disk = int(spec["uid"]), int(spec["gid"]), int(spec["disk"])
-    for procs in spec.get("cgroups", ()):
-        # The run's cgroups (the harness may have moved our parent only after
-        # it forked us): everything this becomes and starts is counted there.
-        # (Not a text-mode file: its first one costs a process ~280 page faults.)
-        fd = os.open(str(procs), os.O_WRONLY | os.O_CLOEXEC)
-        try:
-            os.write(fd, b"0")
-        finally:
-            os.close(fd)
+    # The run's cgroups (the harness may have moved our parent only after it
+    # forked us): everything this becomes and starts is counted there.
+    join_cgroups([str(procs) for procs in spec.get("cgroups", ())])
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
     # One tmpfs for every writable place, so ``disk`` bounds them together.

@@ -381,19 +381,24 @@ def _new_slot(
 ) -> Slot:
     """A slot forked by ``key``'s mother, started first if there is none or it is gone."""
     with _spawning:
-        for attempt in range(2):
-            mother = _mothers.get(key)
-            if mother is None or mother.broken or mother.process.poll() is not None:
-                if mother is not None:
-                    del _mothers[key]
-                    mother.close()
-                mother = _mothers[key] = _start(key, python, env, sources())
-            try:
-                return mother.spawn()
-            except SlotLost:
-                if attempt:  # a fresh mother lost too: say so
-                    raise
-    raise AssertionError("not reached")
+        try:
+            return _mother(key, python, env, sources).spawn()
+        except SlotLost:  # it died since it was last used: once more, from a fresh one
+            return _mother(key, python, env, sources).spawn()
+
+
+def _mother(
+    key: tuple[Any, ...], python: str, env: dict[str, str], sources: Callable[[], dict[str, str]]
+) -> Mother:
+    """``key``'s live mother, replacing one that is gone (caller holds ``_spawning``)."""
+    mother = _mothers.get(key)
+    if mother is not None and not mother.broken and mother.process.poll() is None:
+        return mother
+    if mother is not None:
+        del _mothers[key]
+        mother.close()
+    mother = _mothers[key] = _start(key, python, env, sources())
+    return mother
 
 
 @contextlib.contextmanager

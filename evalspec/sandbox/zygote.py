@@ -116,10 +116,8 @@ def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> Non
             _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         os.setsid()
         _place(fds)
-        for procs in request["cgroups"]:
-            # First: everything this becomes and starts is counted in the run's groups.
-            # (os.open, not open(): a file object costs a fresh fork about 200 page faults.)
-            _write(str(procs), b"0")
+        # First: everything this becomes and starts is counted in the run's groups.
+        jail.join_cgroups([str(procs) for procs in request["cgroups"]])
         os.chdir(str(request["cwd"]))
         # Exactly the run's environment; only what differs from this process's
         # is changed (usually HOME and TMPDIR: every other change costs the fork).
@@ -158,15 +156,6 @@ def _run(request: dict[str, Any], fds: list[int], driver: Any, jail: Any) -> Non
     except BaseException as exc:  # anything here is the sandbox's fault
         _fail(f"run setup failed: {type(exc).__name__}: {exc}")
     os._exit(1)
-
-
-def _write(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        if os.write(fd, data) != len(data):
-            raise OSError(f"a short write to {path}")
-    finally:
-        os.close(fd)
 
 
 def _check_reachable() -> None:
