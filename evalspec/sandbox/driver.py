@@ -161,9 +161,33 @@ def tasks_of(uid: int) -> int:
     return total
 
 
+def _mapped_bytes() -> int:
+    """This process's address space now (``/proc/self/statm``'s first field):
+    what RLIMIT_AS is compared against."""
+    fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        pages = int(os.read(fd, 256).split()[0])
+    finally:
+        os.close(fd)
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+class FootprintError(Exception):
+    """The memory limit is below what the sandbox's own process already maps."""
+
+
 def _set_limits(cpu: int, address: int, fsize: int, nofile: int, nproc: int, base: int) -> None:
     import resource
 
+    # A limit below what this trusted process already maps would only stop it
+    # growing, and whether the run then fails hangs on its heap's luck (a
+    # forked slot inherits a warm one): refuse it, the same on every path.
+    mapped = _mapped_bytes()
+    if address <= mapped:
+        raise FootprintError(
+            f"the {address} byte memory limit is below the {mapped} bytes"
+            " this sandbox process already maps"
+        )
     wanted = [
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_CPU, cpu),

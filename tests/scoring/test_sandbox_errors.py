@@ -101,9 +101,14 @@ PREDICTIONS = {
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_cause_is_a_setup_failure_at_every_tier(tier: str) -> None:
-    result = sandbox_at(tier, STARVED).run(ADD, TESTS[0])
-    assert result.status == "sandbox_error", result
-    assert result.detail
+    box = sandbox_at(tier, STARVED)
+    # Twice: the second run is forked from a warm worker slot where there is
+    # one, whose inherited heap may well fit the program; the verdict may not
+    # depend on that luck.
+    for _ in range(2):
+        result = box.run(ADD, TESTS[0])
+        assert result.status == "sandbox_error", result
+        assert "1048576 byte memory limit is below" in result.detail, result
 
 
 @pytest.fixture(scope="module", params=TIERS)
