@@ -228,6 +228,10 @@ def _receive(
     if not _readable(control.fileno(), timeout):
         raise SlotError(f"no answer within {timeout:g} s")
     data, fds, _, _ = socket.recv_fds(control, _MAX_REPLY, most, socket.MSG_CMSG_CLOEXEC)
+    # CPython's recv_fds drops its flags argument (MSG_CMSG_CLOEXEC included):
+    # close-on-exec here, so no program the harness later starts inherits a pidfd.
+    for fd in fds:
+        os.set_inheritable(fd, False)
     if not data:
         for fd in fds:
             os.close(fd)

@@ -9,6 +9,7 @@ modules, processes, System V IPC, the uid's state, and the zygote's memory.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -269,6 +270,33 @@ def test_a_killed_zygote_is_seen_to_end_through_its_pidfd(tier: str) -> None:
     assert held.process.wait(timeout=10) == -9
     assert held.process.poll() == -9
     assert box.run(SOLUTION, TEST).passed  # and a fresh slot replaces it
+
+
+def _pidfds() -> list[int]:
+    """This process's descriptors that are pidfds."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed since
+            if os.readlink(f"/proc/self/fd/{name}") == "anon_inode:[pidfd]":
+                found.append(int(name))
+    return found
+
+
+@pytest.mark.parametrize("tier", AVAILABLE)
+def test_the_harness_holds_its_zygotes_pidfds_close_on_exec(tier: str) -> None:
+    # They arrive from the mother over a socket, and CPython's recv_fds drops
+    # its MSG_CMSG_CLOEXEC flag: without more, a process the harness starts
+    # later with close_fds=False would hold a handle on a zygote.
+    box = sandbox_at(tier, LIMITS)
+    assert box.run(SOLUTION, TEST).passed
+    plan = box._plan
+    idle = [h for h in slots.idle_slots() if h.key[:2] == (plan.tier, plan.python)]
+    # A zygote seen to end has had its pidfd closed; each live one holds one.
+    live = [h for h in idle if h.process.poll() is None]
+    assert live  # the run left its slot idle
+    pidfds = _pidfds()
+    assert len(pidfds) >= len(live)
+    assert [fd for fd in pidfds if os.get_inheritable(fd)] == []
 
 
 def _run_harness(script: str, tier: str) -> subprocess.CompletedProcess[str]:
