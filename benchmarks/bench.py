@@ -47,7 +47,14 @@ SLOW = {"jsonschema": 20_000}  # lines: the slowest peers run on a prefix
 
 TIME = "/usr/bin/time"  # GNU time: its %M is the child's own peak RSS
 # Measure as installed code runs: with byte-code caches, not compiling every start.
+# PYTHONSAFEPATH (Python 3.11+): `python -m evalspec` puts the current directory on
+# sys.path, as the console script does not, and the registry snapshot stamps each
+# sys.path directory's mtime (a module or .dist-info there may shadow a plugin's):
+# run from /tmp, where every --jobs run and this script's own temporary files change
+# that mtime, each run of this tree rebuilt its snapshot (~60 ms) and the baseline's
+# (run with PYTHONSAFEPATH) did not.
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV["PYTHONSAFEPATH"] = "1"
 
 
 def run(
@@ -187,6 +194,12 @@ def throughput(
             lines,
             "the --baseline source tree",
         )
+        if jobs > 1:
+            approaches[f"baseline: evalspec validate --jobs {jobs}"] = (
+                [py, "-m", "evalspec", "validate", "--jobs", str(jobs), str(path)],
+                lines,
+                "the --baseline source tree",
+            )
     for name, (module, reports) in PEERS.items() if peers else ():
         if importlib.util.find_spec(module) is None:
             print(f"skipping {name}: not installed (pip install '.[bench]')", file=sys.stderr)
@@ -254,6 +267,20 @@ def throughput(
         base = times["baseline: evalspec validate --jobs 1"]
         ratio = statistics.median(a / b for a, b in zip(single, base, strict=True))
         print(f"validate --jobs 1 / baseline validate --jobs 1 (paired, median): {ratio:.2f}x")
+    if f"baseline: evalspec validate --jobs {jobs}" in times:
+        base_parallel = times[f"baseline: evalspec validate --jobs {jobs}"]
+        ratio = statistics.median(a / b for a, b in zip(parallel, base_parallel, strict=True))
+        print(f"validate --jobs {jobs} / baseline's (paired, median): {ratio:.2f}x")
+        base_speedup = statistics.median(
+            a / b
+            for a, b in zip(
+                times["baseline: evalspec validate --jobs 1"], base_parallel, strict=True
+            )
+        )
+        print(
+            f"baseline's --jobs {jobs} speed-up over its --jobs 1 (paired, median): "
+            f"{base_speedup:.2f}x"
+        )
     for other in ("evalspec lint (the file as a layout's dataset)", "baseline: evalspec lint"):
         if other in times:
             ratio = statistics.median(a / b for a, b in zip(times[other], single, strict=True))

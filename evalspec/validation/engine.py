@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from evalspec.io.linelimit import OverlongLine, max_line_bytes
 from evalspec.io.signals import in_worker
 from evalspec.validation.idtable import DigestIdTable, IdTable
-from evalspec.validation.precise import line_outcome, overlong_record
+from evalspec.validation.precise import line_outcome, line_rows, overlong_record, records
 
 # Not `from typing import ...`: typing costs milliseconds at start-up, and these
 # names are only annotations. Type checkers treat any name TYPE_CHECKING as true.
@@ -41,10 +41,18 @@ if TYPE_CHECKING:
 
     from evalspec.registry.tables import AnySpec
     from evalspec.validation.fast import FastPath
+    from evalspec.validation.precise import ErrorRow
     from evalspec.validation.validator import LineResult
 
 CHUNK_BYTES = 4 << 20
 """Bytes per chunk: big enough to amortize a round trip, small enough to stream."""
+
+TAIL_SPLIT = 4
+"""The last chunks of a file (:func:`chunk_bounds`' ``tail_bytes``) are this many times
+smaller: a worker's chunk being checked and the one queued behind it cannot be
+taken back (see :mod:`evalspec.validation.pool`), so at the end of a file the other
+processes wait for them; quarter-sized, that wait went from ~25 ms to under 5 on a
+100k-task file at ``--jobs 2``."""
 
 MIN_BYTES_PER_JOB = 16 << 20
 """The default ``--jobs`` gives each worker at least this much of the file."""
@@ -62,7 +70,10 @@ class ChunkResult:
     """What checking one chunk found, with line numbers counted from ``origin``.
 
     A plain slotted class, not attrs: one is built per chunk on the warm path of
-    ``evalspec validate``, which does not import attrs.
+    ``evalspec validate``, which does not import attrs. The invalid lines are kept as
+    plain rows until :attr:`errors` is read, so a ``--jobs`` worker, which only sends
+    them, never imports attrs or builds a record: the parent builds each once, at the
+    number it reports (:meth:`numbered_errors`).
     """
 
     __slots__ = (
@@ -86,7 +97,7 @@ class ChunkResult:
         origin: int,
         lines: int,
         total: int,
-        errors: list[LineResult],
+        rows: list[tuple[int, list[ErrorRow]]],
         ids: str,
         skipped: array[int],
         lengths: array[int],
@@ -97,8 +108,9 @@ class ChunkResult:
         self.origin = origin
         self.lines = lines
         self.total = total
-        self._errors: list[LineResult] | None = errors
-        self._rows: list[tuple[int, list[tuple[Any, ...]]]] | None = None
+        self._errors: list[LineResult] | None = None
+        self._rows: list[tuple[int, list[ErrorRow]]] = rows
+        """Each invalid line's number and its error rows, until :attr:`errors` is read."""
         self.ids = ids
         """The valid lines' task ids joined by newlines (a valid id holds no whitespace)."""
         self.skipped = skipped
@@ -120,42 +132,33 @@ class ChunkResult:
     @property
     def n_errors(self) -> int:
         """How many lines are in :attr:`errors`."""
-        return (
-            len(self._rows) if self._errors is None and self._rows is not None else len(self.errors)
-        )
+        return len(self._rows)
 
     def numbered_errors(self, shift: int) -> list[LineResult]:
         """:attr:`errors` with ``shift`` added to every line number."""
-        rows = self._rows if self._errors is None else None
-        if rows is None:
-            return [_renumber(r, shift) for r in self.errors] if shift else self.errors
-        from evalspec.model import ErrorRecord
+        if not shift and self._errors is not None:
+            return self._errors
+        if not self._rows:
+            return []  # a valid chunk: no value class to import
         from evalspec.validation.validator import LineResult
 
         out = []
-        for line, records in rows:
+        for line, errors in self._rows:
             number = line + shift
-            out.append(LineResult(number, None, tuple(ErrorRecord(number, *r) for r in records)))
+            out.append(LineResult(number, None, records(number, errors)))
         return out
 
-    # A worker's result reaches the parent pickled. Its error records travel as plain
-    # rows, which the parent builds into records once, at the numbers it reports
-    # (numbered_errors): pickling the attrs records, then building each again
-    # renumbered, cost the parent of --jobs 2 about 0.1 s of its time a million lines.
+    # A worker's result reaches the parent pickled, its invalid lines as the plain
+    # rows: pickling attrs records, then building each again renumbered, cost the
+    # parent of --jobs 2 about 0.1 s of its time a million lines.
     def __getstate__(self) -> tuple[Any, ...]:
-        rows = self._rows if self._errors is None else None
-        if rows is None:
-            rows = [
-                (r.line, [(e.rule, e.field, e.message, e.task_id, e.text) for e in r.errors])
-                for r in self.errors
-            ]
         return (
             self.start,
             self.end,
             self.origin,
             self.lines,
             self.total,
-            rows,
+            self._rows,
             self.ids,
             self.skipped,
             self.lengths,
@@ -228,13 +231,23 @@ def default_jobs(size: int) -> int:
     return max(1, min(cores, size // MIN_BYTES_PER_JOB))
 
 
-def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> list[int] | None:
+def chunk_bounds(
+    path: str | os.PathLike[str], size: int, chunk_bytes: int, tail_bytes: int = 0
+) -> list[int] | None:
     """Byte offsets ``0 = b0 < b1 < ... < bn = size``, each the start of a line (``[0]``
-    for an empty file); None when a line is over the line limit (read it serially)."""
+    for an empty file); None when a line is over the line limit (read it serially).
+
+    Chunks are ``chunk_bytes`` long (to the end of a line), and :data:`TAIL_SPLIT`
+    times shorter in the last ``tail_bytes`` of the file."""
     bounds = [0]
     limit = max_line_bytes()
+    small = max(1, chunk_bytes // TAIL_SPLIT)
+
+    def step(pos: int) -> int:
+        return chunk_bytes if size - pos > tail_bytes else small
+
     with open(path, "rb") as f:
-        at = chunk_bytes
+        at = step(0)
         while at < size:
             f.seek(at - 1)
             # To the end of the line holding byte at-1, never more than the line limit.
@@ -245,7 +258,7 @@ def chunk_bounds(path: str | os.PathLike[str], size: int, chunk_bytes: int) -> l
             if pos >= size:
                 break
             bounds.append(pos)
-            at = pos + chunk_bytes
+            at = pos + step(pos)
     if size > 0:
         bounds.append(size)
     return bounds
@@ -332,12 +345,12 @@ def check_block(
         # The hot loop runs in C (map); only lines the fast path cannot vouch for
         # (None) come back to Python.
         got = fast.vouch_ids(lines, data) if fast is not None else [None] * n
-    errors: list[LineResult] = []
+    errors: list[tuple[int, list[ErrorRow]]] = []
     skipped = array("q")
     blanks = 0
     for i in _nones(got):
-        # The precise path; only an invalid line builds value objects.
-        outcome = line_outcome(origin + i, line(i), spec)
+        # The precise path; an invalid line's errors stay plain rows (no attrs here).
+        outcome = line_rows(origin + i, line(i), spec)
         if outcome is not None and not outcome[1]:
             got[i] = outcome[0]["task_id"]
             continue
@@ -345,9 +358,7 @@ def check_block(
         if outcome is None:
             blanks += 1
         else:
-            from evalspec.validation.validator import LineResult
-
-            errors.append(LineResult(origin + i, None, outcome[1]))
+            errors.append((origin + i, outcome[1]))
     end = start + len(data)
     if digest is not None:
         if line_digests is not None and fast is not None and fast.merged_digests is not None:
@@ -579,7 +590,8 @@ def iter_problems(
         bounds = None
         # A line limit below the chunk size is checked line by line, in this process.
         if regular and n_jobs > 1 and tally.size > chunk_bytes and max_line_bytes() >= chunk_bytes:
-            bounds = chunk_bounds(path, tally.size, chunk_bytes)
+            # Two chunks a process at the end (being checked, queued): cut finer.
+            bounds = chunk_bounds(path, tally.size, chunk_bytes, 2 * n_jobs * chunk_bytes)
         if bounds is None:
             fast_path = None
             # With the digest table, a block's ids go to it as digests (computed in C
@@ -873,19 +885,6 @@ def span_lines(
             line_of.append(number + shift)
             at.append(offset)
     return line_of, at
-
-
-def _renumber(result: LineResult, shift: int) -> LineResult:
-    from evalspec.model import ErrorRecord
-    from evalspec.validation.validator import LineResult
-
-    number = result.line + shift
-    # Every field but the line, positionally: attrs.evolve looks the fields up on
-    # each call, and under --jobs N this runs in the parent for every error.
-    errors = tuple(
-        ErrorRecord(number, e.rule, e.field, e.message, e.task_id, e.text) for e in result.errors
-    )
-    return LineResult(number, None, errors)
 
 
 __all__ = [

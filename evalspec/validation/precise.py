@@ -3,10 +3,12 @@
 :mod:`evalspec.validation.validator` wraps these in
 :class:`~evalspec.validation.validator.LineResult` and
 :class:`~evalspec.model.TaskSpec`; the command's chunk checker
-(:mod:`evalspec.validation.engine`) needs only the valid line's task id, so it calls
-:func:`line_outcome` directly. Nothing here imports attrs: the value classes
-(:class:`~evalspec.model.ErrorRecord`) are imported only when a line is
-invalid, so a warm ``evalspec validate`` of a valid file never loads them.
+(:mod:`evalspec.validation.engine`) needs only the valid line's task id and an
+invalid line's plain rows (:func:`line_rows`), which the parent of ``--jobs N``
+builds into records once, at the numbers it reports. Nothing here imports attrs:
+the value classes (:class:`~evalspec.model.ErrorRecord`) are imported only by
+:func:`line_outcome` for an invalid line, so a warm ``evalspec validate`` of a
+valid file never loads them, and a ``--jobs`` worker never does.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ json and re are not imported by the checks of a valid one, see evalspec.io.quick
 
 
 LineProblem = tuple[str, "str | None", str]  # (rule, field, message)
+ErrorRow = tuple[str, "str | None", str, "str | None", str]
+"""An error record without its line number: (rule, field, message, task_id, text), the
+fields of :class:`~evalspec.model.ErrorRecord` after ``line``, in its order."""
 
 
 def _json_type(value: Any) -> str:
@@ -430,28 +435,38 @@ def line_content(raw: bytes, number: int) -> bytes:
     return raw
 
 
-def records(line: int, problems: list[LineProblem], obj: Any, text: str) -> tuple[ErrorRecord, ...]:
-    """The error records of line ``line`` (``text`` is shown shortened)."""
-    from evalspec.model import ErrorRecord
-
+def rows(problems: list[LineProblem], obj: Any, text: str) -> list[ErrorRow]:
+    """The error rows of a line with ``problems`` (``text`` is shown shortened)."""
     task_id = obj.get("task_id") if isinstance(obj, dict) else None
     if not isinstance(task_id, str):
         task_id = None
     shown = _short(text)
-    return tuple(ErrorRecord(line, r, f, m, task_id, shown) for r, f, m in problems)
+    return [(r, f, m, task_id, shown) for r, f, m in problems]
+
+
+def records(line: int, errors: list[ErrorRow]) -> tuple[ErrorRecord, ...]:
+    """``errors`` as the error records of line ``line``."""
+    from evalspec.model import ErrorRecord
+
+    return tuple(ErrorRecord(line, *e) for e in errors)
 
 
 def text_outcome(line: int, text: str, spec: AnySpec) -> tuple[Any, tuple[ErrorRecord, ...]]:
     """Stages 1-5 on one decoded line: ``(task object, ())`` when it is valid, else
     ``(the decoded value or None, its error records)``."""
+    obj, errors = text_rows(text, spec)
+    return obj, (records(line, errors) if errors else ())
+
+
+def text_rows(text: str, spec: AnySpec) -> tuple[Any, list[ErrorRow]]:
+    """:func:`text_outcome` with error rows for records."""
     obj, parse_problems = parse_line(text)
     if parse_problems:
-        problems = [(p.rule, p.field, p.message) for p in parse_problems]
-        return None, records(line, problems, None, text)
+        return None, rows([(p.rule, p.field, p.message) for p in parse_problems], None, text)
     problems = check_object(obj, spec)
     if problems:
-        return obj, records(line, problems, obj, text)
-    return obj, ()
+        return obj, rows(problems, obj, text)
+    return obj, []
 
 
 def line_outcome(
@@ -459,22 +474,34 @@ def line_outcome(
 ) -> tuple[Any, tuple[ErrorRecord, ...]] | None:
     """The precise path on one line's bytes, as :func:`text_outcome` answers;
     ``None`` for a blank line."""
+    outcome = line_rows(number, raw, spec)
+    if outcome is None or not outcome[1]:
+        return None if outcome is None else (outcome[0], ())
+    return outcome[0], records(number, outcome[1])
+
+
+def line_rows(number: int, raw: bytes, spec: AnySpec) -> tuple[Any, list[ErrorRow]] | None:
+    """:func:`line_outcome` with error rows for records (``number`` decides only
+    whether a BOM may start the line): what a ``--jobs`` worker sends."""
     if isinstance(raw, OverlongLine):
-        return None, (overlong_record(number, raw),)
+        return None, [overlong_row(raw)]
     raw = line_content(raw, number)
     text, problem = decode_bytes(raw)
     if problem is not None:
         shown = raw.decode("utf-8", "replace")
-        return None, records(number, [(problem.rule, problem.field, problem.message)], None, shown)
+        return None, rows([(problem.rule, problem.field, problem.message)], None, shown)
     assert text is not None
     if not text.strip():
         return None
-    return text_outcome(number, text, spec)
+    return text_rows(text, spec)
+
+
+def overlong_row(shown: bytes) -> ErrorRow:
+    """The ``invalid_json`` error of an overlong line (its first bytes ``shown``)."""
+    text = shown.decode("utf-8", "replace") + "…"
+    return ("invalid_json", None, overlong_message(), None, text)
 
 
 def overlong_record(number: int, shown: bytes) -> ErrorRecord:
     """The ``invalid_json`` error of an overlong line ``number`` (its first bytes shown)."""
-    from evalspec.model import ErrorRecord
-
-    text = shown.decode("utf-8", "replace") + "…"
-    return ErrorRecord(number, "invalid_json", None, overlong_message(), None, text)
+    return records(number, [overlong_row(shown)])[0]

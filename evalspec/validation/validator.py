@@ -37,6 +37,7 @@ from evalspec.validation.precise import (
     _show,
     line_outcome,
     records,
+    rows,
     text_outcome,
 )
 from evalspec.validation.precise import EXAMPLE_KEYS as EXAMPLE_KEYS
@@ -146,7 +147,7 @@ def validate_task(
     text = _show(task, MAX_TEXT)
     problems = check_object(task, spec)
     if problems:
-        return None, list(records(line, problems, task, text))
+        return None, list(records(line, rows(problems, task, text)))
     return TaskSpec.from_dict(task), []
 
 
