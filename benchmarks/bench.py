@@ -101,10 +101,10 @@ def _baseline_env(baseline: Path | None) -> dict[str, str]:
     """The environment that runs the evalspec source tree ``baseline`` instead."""
     if baseline is None:
         return ENV
-    # PYTHONSAFEPATH (Python 3.11+): ``python -m evalspec`` run from a checkout would
-    # otherwise import the checkout's evalspec (the current directory comes first
-    # on sys.path), not the baseline's, and the "baseline" would be this tree.
-    return dict(ENV, PYTHONPATH=str(baseline), EVALSPEC_NO_PLUGIN_CACHE="", PYTHONSAFEPATH="1")
+    # ENV's PYTHONSAFEPATH matters here too: ``python -m evalspec`` run from a checkout
+    # would otherwise import the checkout's evalspec (the current directory comes
+    # first on sys.path), not the baseline's, and the "baseline" would be this tree.
+    return dict(ENV, PYTHONPATH=str(baseline), EVALSPEC_NO_PLUGIN_CACHE="")
 
 
 # The labels each generator writes into task metadata (a string label with its
@@ -340,11 +340,11 @@ def startup(repeats: int, baseline: Path | None = None) -> None:
     """Wall time of short commands, interleaved: every round runs each row once, so
     each ratio to ``python -c pass`` is paired with a run moments apart.
 
-    Every command runs in a directory nothing writes to while it runs: ``python -m``
-    puts the current directory on ``sys.path``, whose modification time is part of
-    the snapshot's key (a checkout being edited, or a busy temp directory, would
-    make every run a cold one), and in a checkout ``-m`` would import the
-    checkout's sources instead of the installed package.
+    Every command runs in a directory nothing writes to while it runs (and with
+    ENV's ``PYTHONSAFEPATH``, so that directory is not on ``sys.path``): the
+    modification time of each ``sys.path`` directory is part of the snapshot's key,
+    and in a checkout ``-m`` would import the checkout's sources instead of the
+    installed package.
     """
     py = sys.executable
     fixture = str(ROOT / "fixtures" / "tasks.jsonl")

@@ -345,7 +345,7 @@ def check_block(
         # The hot loop runs in C (map); only lines the fast path cannot vouch for
         # (None) come back to Python.
         got = fast.vouch_ids(lines, data) if fast is not None else [None] * n
-    errors: list[tuple[int, list[ErrorRow]]] = []
+    rows: list[tuple[int, list[ErrorRow]]] = []
     skipped = array("q")
     blanks = 0
     for i in _nones(got):
@@ -358,16 +358,16 @@ def check_block(
         if outcome is None:
             blanks += 1
         else:
-            errors.append((origin + i, outcome[1]))
+            rows.append((origin + i, outcome[1]))
     end = start + len(data)
     if digest is not None:
         if line_digests is not None and fast is not None and fast.merged_digests is not None:
             digests = fast.merged_digests(got, line_digests)
         else:
             digests = digest(list(filter(None, got)))  # valid ids are never empty
-        return ChunkResult(start, end, origin, n, n - blanks, errors, "", skipped, lengths, digests)
+        return ChunkResult(start, end, origin, n, n - blanks, rows, "", skipped, lengths, digests)
     ids = "\n".join(filter(None, got))
-    return ChunkResult(start, end, origin, n, n - blanks, errors, ids, skipped, lengths)
+    return ChunkResult(start, end, origin, n, n - blanks, rows, ids, skipped, lengths)
 
 
 def _nones(got: list[Any]) -> list[int]:

@@ -7,8 +7,8 @@
 invalid line's plain rows (:func:`line_rows`), which the parent of ``--jobs N``
 builds into records once, at the numbers it reports. Nothing here imports attrs:
 the value classes (:class:`~evalspec.model.ErrorRecord`) are imported only by
-:func:`line_outcome` for an invalid line, so a warm ``evalspec validate`` of a
-valid file never loads them, and a ``--jobs`` worker never does.
+:func:`records`, for an invalid line, so a warm ``evalspec validate`` of a valid
+file never loads them, and a ``--jobs`` worker never does.
 """
 
 from __future__ import annotations
@@ -475,9 +475,10 @@ def line_outcome(
     """The precise path on one line's bytes, as :func:`text_outcome` answers;
     ``None`` for a blank line."""
     outcome = line_rows(number, raw, spec)
-    if outcome is None or not outcome[1]:
-        return None if outcome is None else (outcome[0], ())
-    return outcome[0], records(number, outcome[1])
+    if outcome is None:
+        return None
+    obj, errors = outcome
+    return obj, (records(number, errors) if errors else ())
 
 
 def line_rows(number: int, raw: bytes, spec: AnySpec) -> tuple[Any, list[ErrorRow]] | None:
